@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int sw_placeholder_;

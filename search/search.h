@@ -1,0 +1,61 @@
+/*
+ * search.h - search strategies: what to try next.
+ *
+ * A search is pure: no I/O, no clocks, no getenv. Given the same spec,
+ * seed and observations it gives the same trials. Every trial has an index
+ * (its position in the search's sequence) and a stable id: a hash of its
+ * canonical parameters, so a resumed sweep recognises a grid cell it has
+ * already run.
+ */
+#ifndef SW_SEARCH_H
+#define SW_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "search/rng.h"
+#include "sweeps/spec.h"
+
+typedef struct {
+    sw_value *params; /* nested map of plain values; owned */
+    uint64_t index;   /* position in the search's sequence */
+    char id[17];      /* 16 hex digits of the canonical-params hash */
+} sw_trial;
+
+void sw_trial_init(sw_trial *t);
+void sw_trial_dispose(sw_trial *t);
+
+/* Sets t->id from t->params (hash of the canonical JSON). */
+void sw_trial_set_id(sw_trial *t);
+
+typedef struct sw_search sw_search;
+
+/* Creates the search the spec's method names. Fails with SW_EINVALID and a
+ * message when the spec cannot be searched that way (a continuous
+ * parameter in a grid; a method not yet available). */
+int sw_search_new(sw_search **out, const sw_spec *spec, uint64_t seed);
+void sw_search_free(sw_search *s);
+
+/* The next trial into *out (which the caller disposes). Returns SW_EDONE
+ * when the search is exhausted (grid, or run_cap reached). */
+int sw_search_next(sw_search *s, sw_trial *out);
+
+/* The trial at `index` of the sequence, without moving the cursor; for the
+ * methods whose sequence does not depend on results (grid, random). */
+int sw_search_at(sw_search *s, uint64_t index, sw_trial *out);
+
+/* The number of trials the search can give: *bounded is false when it is
+ * unbounded (random without run_cap), *saturated is true when the count
+ * exceeds UINT64_MAX (then *count is UINT64_MAX). run_cap is applied. */
+void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
+                    bool *saturated);
+
+/* The grid's own size, before run_cap: the product of the value counts of
+ * its parameters. Fails with SW_EINVALID when a parameter is continuous. */
+int sw_grid_size(const sw_spec *spec, uint64_t *count, bool *saturated);
+
+/* Draws one value of `p` from `r` as W&B's random search does; the caller
+ * owns the result. */
+sw_value *sw_param_sample(const sw_param *p, sw_rng *r);
+
+#endif

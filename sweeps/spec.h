@@ -1,0 +1,128 @@
+/*
+ * spec.h - the in-memory sweep: what a sweep file means, once validated.
+ *
+ * A spec is built only by the loader (load.c), which refuses an invalid
+ * file with every problem listed; a spec that exists is valid, so the
+ * search and the engine never re-check it. The spec owns everything it
+ * points to. Parameters are kept flat: nested parameters become leaves
+ * with a path ("optimizer", "lr"), in W&B's order (keys sorted at every
+ * level, depth first).
+ */
+#ifndef SW_SPEC_H
+#define SW_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sweeps/diag.h"
+#include "sweeps/value.h"
+
+typedef enum {
+    SW_METHOD_GRID,
+    SW_METHOD_RANDOM,
+    SW_METHOD_BAYES,
+} sw_method;
+
+typedef enum {
+    SW_DIST_CONSTANT,
+    SW_DIST_CATEGORICAL, /* `values`, optionally with `probabilities` */
+    SW_DIST_INT_UNIFORM,
+    SW_DIST_UNIFORM,
+    SW_DIST_Q_UNIFORM,
+    SW_DIST_LOG_UNIFORM, /* min/max are exponents of e */
+    SW_DIST_LOG_UNIFORM_VALUES,
+    SW_DIST_Q_LOG_UNIFORM,
+    SW_DIST_Q_LOG_UNIFORM_VALUES,
+    SW_DIST_INV_LOG_UNIFORM,
+    SW_DIST_INV_LOG_UNIFORM_VALUES,
+    SW_DIST_NORMAL,
+    SW_DIST_Q_NORMAL,
+    SW_DIST_LOG_NORMAL,
+    SW_DIST_Q_LOG_NORMAL,
+    SW_DIST_BETA,
+    SW_DIST_Q_BETA,
+    SW_DIST__COUNT
+} sw_dist;
+
+/* W&B's name of a distribution ("q_log_uniform_values"). */
+const char *sw_dist_name(sw_dist d);
+/* True for the distributions a grid can enumerate. */
+bool sw_dist_is_discrete(sw_dist d);
+
+typedef struct {
+    char **path;      /* key components, outermost first */
+    size_t depth;     /* number of components (1 when not nested) */
+    char *name;       /* the components joined with '.', for messages */
+    sw_dist dist;
+    sw_value *value;  /* SW_DIST_CONSTANT */
+    sw_value **values; /* SW_DIST_CATEGORICAL; repeated values collapsed */
+    size_t n_values;
+    double *probs;    /* NULL, or one probability per value (sum 1) */
+    double min, max;  /* as numbers; for int_uniform also imin/imax */
+    int64_t imin, imax;
+    double mu, sigma, q, a, b; /* W&B defaults: 0, 1, 1, 1, 1 */
+    bool q_int;       /* q is an integer: q-distributions yield ints */
+    int line, col;    /* where the parameter was declared */
+} sw_param;
+
+typedef enum { SW_GOAL_MINIMIZE, SW_GOAL_MAXIMIZE } sw_goal;
+
+typedef struct {
+    char *name;       /* NULL when the sweep has no metric */
+    sw_goal goal;
+    bool has_target;
+    double target;
+    char *impute;     /* NULL, or W&B's impute setting */
+    char *impute_while_running;
+} sw_metric;
+
+typedef struct {
+    char *type; /* NULL when absent; "hyperband" */
+    int64_t min_iter, max_iter, s;
+    double eta;
+    bool strict;
+} sw_early_terminate;
+
+typedef struct {
+    double gpus;       /* GPUs per trial, fractional allowed; default 0 */
+    int64_t gpu_memory_mb; /* 0: no requirement */
+} sw_resources;
+
+typedef struct {
+    char *file;        /* the file it was loaded from */
+    char *source;      /* the file's text, as loaded */
+    sw_value *doc;     /* the whole document as read */
+    char *program;     /* NULL when absent */
+    sw_method method;
+    char *name, *description, *project, *entity;
+    sw_metric metric;
+    sw_early_terminate early_terminate;
+    char **command;    /* NULL: the default command */
+    size_t n_command;
+    int64_t run_cap;   /* 0: no cap */
+    sw_param *params;  /* leaves, in W&B's order */
+    size_t n_params;
+    /* extensions */
+    int64_t parallel;  /* 0: not set */
+    int64_t retries;
+    double timeout;    /* seconds; 0: none */
+    bool has_seed;
+    uint64_t seed;
+    sw_resources resources;
+} sw_spec;
+
+/* Reads and validates the sweep file at `path` (YAML or JSON). On success
+ * *out is a valid spec; on failure (SW_EINVALID or SW_EIO) every problem
+ * is in `diags` (which also gets warnings on success). */
+int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags);
+/* The same, from text in memory; `name` is shown in messages. */
+int sw_spec_parse(sw_spec **out, const char *name, const char *text,
+                  size_t len, sw_diags *diags);
+void sw_spec_free(sw_spec *spec);
+
+/* Builds the nested parameter map of a trial from one value per leaf
+ * (values[i] for spec->params[i]); consumes the values and frees the
+ * array's elements, not the array. */
+sw_value *sw_spec_nest(const sw_spec *spec, sw_value **values);
+
+#endif

@@ -1,0 +1,1 @@
+sw_test(sweeps value sw_sweeps)
