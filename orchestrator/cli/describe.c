@@ -1,2 +1,114 @@
-/* placeholder: being written */
-typedef int sw_placeholder_;
+/*
+ * describe.c - a person's view of a search space: each parameter, its
+ * kind and range, and how many trials the search can give.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+
+static const char *const method_names[] = {"grid", "random", "bayes"};
+
+static void put_num(sw_buf *b, const char *label, double x)
+{
+    sw_buf_printf(b, " %s ", label);
+    sw_float_write_py(b, x);
+}
+
+/* "3 values: 16, 32, 64", at most 8 of them shown. */
+static void put_values(sw_buf *b, const sw_param *p)
+{
+    size_t i, shown = p->n_values < 8 ? p->n_values : 8;
+
+    sw_buf_printf(b, "%zu value%s%s: ", p->n_values,
+                  p->n_values == 1 ? "" : "s",
+                  p->probs ? " (weighted)" : "");
+    for (i = 0; i < shown; i++) {
+        if (i)
+            sw_buf_puts(b, ", ");
+        sw_value_write_pyrepr(b, p->values[i]);
+    }
+    if (shown < p->n_values)
+        sw_buf_puts(b, ", ...");
+}
+
+static void put_range(sw_buf *b, const sw_param *p)
+{
+    switch (p->dist) {
+    case SW_DIST_INT_UNIFORM:
+        sw_buf_printf(b, "%lld..%lld", (long long)p->imin,
+                      (long long)p->imax);
+        break;
+    case SW_DIST_NORMAL:
+    case SW_DIST_Q_NORMAL:
+    case SW_DIST_LOG_NORMAL:
+    case SW_DIST_Q_LOG_NORMAL:
+        put_num(b, "mu", p->mu);
+        put_num(b, "sigma", p->sigma);
+        break;
+    case SW_DIST_BETA:
+    case SW_DIST_Q_BETA:
+        put_num(b, "a", p->a);
+        put_num(b, "b", p->b);
+        break;
+    default:
+        put_num(b, "min", p->min);
+        put_num(b, "max", p->max);
+        break;
+    }
+    if (strncmp(sw_dist_name(p->dist), "q_", 2) == 0)
+        put_num(b, "q", p->q);
+}
+
+static void describe_param(sw_buf *b, const sw_param *p, int width)
+{
+    sw_buf_printf(b, "  %-*s %-24s ", width, p->name, sw_dist_name(p->dist));
+    if (p->dist == SW_DIST_CONSTANT)
+        sw_value_write_pyrepr(b, p->value);
+    else if (p->dist == SW_DIST_CATEGORICAL)
+        put_values(b, p);
+    else
+        put_range(b, p);
+    sw_buf_putc(b, '\n');
+}
+
+static void describe_size(sw_buf *b, const sw_spec *spec)
+{
+    uint64_t n;
+    bool saturated;
+
+    if (spec->method != SW_METHOD_GRID) {
+        sw_buf_puts(b, "trials: unbounded");
+    } else if (sw_grid_size(spec, &n, &saturated) != SW_OK) {
+        sw_buf_printf(b, "grid size: none (%s)", sw_error_last());
+    } else if (saturated) {
+        sw_buf_puts(b, "grid size: more than 18446744073709551615");
+    } else {
+        sw_buf_printf(b, "grid size: %llu", (unsigned long long)n);
+    }
+    if (spec->run_cap)
+        sw_buf_printf(b, " (run_cap %lld)", (long long)spec->run_cap);
+    sw_buf_putc(b, '\n');
+}
+
+void sw_cli_describe(FILE *out, const sw_spec *spec)
+{
+    sw_buf b = SW_BUF_INIT;
+    int width = 4;
+    size_t i;
+
+    for (i = 0; i < spec->n_params; i++)
+        if ((int)strlen(spec->params[i].name) > width)
+            width = (int)strlen(spec->params[i].name);
+    sw_buf_printf(&b, "method: %s\n", method_names[spec->method]);
+    if (spec->metric.name)
+        sw_buf_printf(&b, "metric: %s (%s)\n", spec->metric.name,
+                      spec->metric.goal == SW_GOAL_MAXIMIZE ? "maximize"
+                                                             : "minimize");
+    sw_buf_printf(&b, "parameters: %zu\n", spec->n_params);
+    for (i = 0; i < spec->n_params; i++)
+        describe_param(&b, &spec->params[i], width);
+    describe_size(&b, spec);
+    fputs(sw_buf_cstr(&b), out);
+    sw_buf_dispose(&b);
+}

@@ -1,6 +1,55 @@
-/* placeholder */
-int main(void);
-int main(void)
+/*
+ * main.c - the `sweep` tool: finds the subcommand in the table and runs
+ * it. Each command lives in its own cmd_<name>.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+
+#define SW_VERSION "0.1.0"
+
+static const sw_cli_command commands[] = {
+    {"validate", sw_cmd_validate, "FILE",
+     "check a sweep file and describe its search space"},
+    {"plan", sw_cmd_plan, "FILE [-n N] [--seed S] [--json]",
+     "print the first N trials and their command lines, running nothing"},
+};
+
+static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
+
+static void usage(FILE *out)
 {
-    return 0;
+    size_t i;
+
+    fprintf(out, "usage: sweep COMMAND [ARGS]\n\ncommands:\n");
+    for (i = 0; i < n_commands; i++)
+        fprintf(out, "  %-9s %-34s %s\n", commands[i].name,
+                commands[i].usage, commands[i].summary);
+    fprintf(out, "\nsweep COMMAND --help shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc < 2) {
+        usage(stderr);
+        return SW_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return SW_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sweep %s\n", SW_VERSION);
+        return SW_EXIT_OK;
+    }
+    for (i = 0; i < n_commands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "sweep: unknown command '%s' (see sweep --help)\n",
+            argv[1]);
+    return SW_EXIT_USAGE;
 }

@@ -1,0 +1,149 @@
+/*
+ * cli.c - what the subcommands share: loading a sweep file with its
+ * problems printed, describing a search space, quoting an argv for
+ * display, parsing numeric arguments.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "orchestrator/cli/cli.h"
+
+int sw_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "sweep %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see sweep %s --help)\n", cmd);
+    return SW_EXIT_USAGE;
+}
+
+/* A grid enumerates values: a continuous parameter cannot be in one. */
+static void check_grid(const sw_spec *spec, sw_diags *diags)
+{
+    const sw_param *p;
+    size_t i;
+
+    for (i = 0; spec->method == SW_METHOD_GRID && i < spec->n_params; i++) {
+        p = &spec->params[i];
+        if (!sw_dist_is_discrete(p->dist))
+            sw_diags_add(diags, false, p->line, p->col, p->name,
+                         "grid search needs discrete values, and %s is "
+                         "continuous (use values, int_uniform or q_uniform)",
+                         sw_dist_name(p->dist));
+        else if (p->probs)
+            sw_diags_add(diags, true, p->line, p->col, p->name,
+                         "grid search tries every value once: "
+                         "probabilities are ignored");
+    }
+}
+
+int sw_cli_load(sw_spec **out, const char *path)
+{
+    sw_diags diags;
+    int error;
+
+    sw_diags_init(&diags, path);
+    error = sw_spec_load(out, path, &diags);
+    if (!error) {
+        sw_command_check(*out, &diags);
+        check_grid(*out, &diags);
+    }
+    sw_diags_print(&diags, stderr);
+    if (!error && diags.errors) {
+        sw_spec_free(*out);
+        *out = NULL;
+        error = SW_EINVALID;
+    }
+    if (error && diags.len == 0)
+        fprintf(stderr, "%s\n", sw_error_last());
+    sw_diags_dispose(&diags);
+    if (error == SW_EINVALID)
+        return SW_EXIT_USAGE;
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}
+
+static bool on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char *copy, *dir, *save = NULL, *full;
+    bool found = false;
+
+    if (!path)
+        return false;
+    copy = sw_strdup(path);
+    for (dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        full = sw_aprintf("%s/%s", dir[0] ? dir : ".", prog);
+        found = access(full, X_OK) == 0;
+        free(full);
+    }
+    free(copy);
+    return found;
+}
+
+const char *sw_cli_interpreter(void)
+{
+    const char *env = getenv("SWEEP_INTERPRETER");
+
+    if (env && env[0])
+        return env;
+    return on_path("python") ? "python" : "python3";
+}
+
+bool sw_cli_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || !*s || *s == '-' || *s == '+')
+        return false;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool needs_quotes(const char *s)
+{
+    const char *p;
+
+    if (!*s)
+        return true;
+    for (p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789-_=./:,+@%",
+                    *p))
+            return true;
+    return false;
+}
+
+void sw_cli_quote_argv(sw_buf *out, char *const *argv)
+{
+    const char *p;
+    size_t i;
+
+    for (i = 0; argv[i]; i++) {
+        if (i)
+            sw_buf_putc(out, ' ');
+        if (!needs_quotes(argv[i])) {
+            sw_buf_puts(out, argv[i]);
+            continue;
+        }
+        sw_buf_putc(out, '\'');
+        for (p = argv[i]; *p; p++) {
+            if (*p == '\'')
+                sw_buf_puts(out, "'\\''");
+            else
+                sw_buf_putc(out, *p);
+        }
+        sw_buf_putc(out, '\'');
+    }
+}

@@ -1,0 +1,51 @@
+/*
+ * cli.h - the command-line tool: one file per subcommand (cmd_<name>.c),
+ * registered in the table of main.c, plus the helpers they share.
+ *
+ * A command returns the process exit status: 0 when it did its job,
+ * 2 for a usage error or an invalid sweep file, 1 for any other failure.
+ * Errors go to stderr, one line each.
+ */
+#ifndef SW_CLI_H
+#define SW_CLI_H
+
+#include <stdio.h>
+
+#include "search/search.h"
+#include "sweeps/command.h"
+#include "sweeps/spec.h"
+
+enum { SW_EXIT_OK = 0, SW_EXIT_FAIL = 1, SW_EXIT_USAGE = 2 };
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *usage;   /* arguments, after the command's name */
+    const char *summary; /* one line */
+} sw_cli_command;
+
+int sw_cmd_validate(int argc, char **argv);
+int sw_cmd_plan(int argc, char **argv);
+
+/* Prints a usage error for `cmd` to stderr; returns SW_EXIT_USAGE. */
+int sw_cli_usage(const char *cmd, const char *fmt, ...) SW_PRINTF(2, 3);
+
+/* Loads the sweep file at `path`, printing every problem and warning to
+ * stderr. Returns SW_EXIT_OK with *out set, or the exit status to use. */
+int sw_cli_load(sw_spec **out, const char *path);
+
+/* The ${interpreter} of this machine: $SWEEP_INTERPRETER, else `python`
+ * when it is on PATH (W&B's choice), else `python3`. */
+const char *sw_cli_interpreter(void);
+
+/* Parses a non-negative integer argument; returns false when it is not. */
+bool sw_cli_parse_u64(const char *s, uint64_t *out);
+
+/* Writes a human description of the spec's search space. */
+void sw_cli_describe(FILE *out, const sw_spec *spec);
+
+/* Appends argv as a shell would need it typed (quoted where needed). For
+ * display only: trials are never started through a shell. */
+void sw_cli_quote_argv(sw_buf *out, char *const *argv);
+
+#endif
