@@ -1,1 +1,1 @@
-
+sw_test(search rng sw_search)
