@@ -1,1 +1,2 @@
 sw_test(search rng sw_search)
+sw_test(search sample sw_search)

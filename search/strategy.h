@@ -1,0 +1,53 @@
+/*
+ * strategy.h - the interface a search strategy implements (for people who
+ * write strategies; the engine uses search.h only).
+ *
+ * A strategy is a table of function pointers with a version, one file per
+ * implementation (grid.c, random.c), reached only through the one-line
+ * wrappers in search.c. A strategy deals in leaf values: one sw_value per
+ * spec->params[i], in spec order; search.c nests them and sets the id.
+ *
+ * Strategies whose trials are a fixed sequence (grid, random) implement
+ * `at`; adaptive ones (Bayesian) leave `at` NULL, implement `next` and
+ * learn from `observe`. Optional entries are NULL when not needed.
+ */
+#ifndef SW_STRATEGY_H
+#define SW_STRATEGY_H
+
+#include "search/search.h"
+
+#define SW_STRATEGY_VERSION 1
+
+typedef struct {
+    int version; /* SW_STRATEGY_VERSION */
+    const char *name;
+    /* Prepares the state of a search over `spec` (borrowed for the life of
+     * the search). Fails with SW_EINVALID and a message. */
+    int (*open)(void **state, const sw_spec *spec, uint64_t seed);
+    /* Frees the state; accepts NULL. */
+    void (*close)(void *state);
+    /* Leaf values of the trial at `index` into vals[0..n_params); SW_EDONE
+     * past the end. NULL for strategies that depend on observations. */
+    int (*at)(void *state, uint64_t index, sw_value **vals);
+    /* Optional: the next trial's leaf values when `at` cannot say (an
+     * adaptive strategy). `index` is the trial's position. */
+    int (*next)(void *state, uint64_t index, sw_value **vals);
+    /* The number of trials before any run_cap, as sw_search_size says. */
+    void (*size)(const void *state, uint64_t *count, bool *bounded,
+                 bool *saturated);
+    /* Optional: learns the metric `value` of a finished trial. */
+    int (*observe)(void *state, const sw_trial *t, double value);
+} sw_strategy;
+
+extern const sw_strategy sw_grid__strategy;
+extern const sw_strategy sw_random__strategy;
+
+/* The multiples of q in W&B's rounding: numpy's round, half to even. Gives
+ * an SW_INT when p->q_int (numpy's astype(int), saturating), else
+ * SW_FLOAT. */
+sw_value *sw_sample__quantize(const sw_param *p, double x);
+
+/* Where `p` was declared, for messages: "file:line:col: " or "". */
+char *sw_search__where(const sw_spec *spec, const sw_param *p);
+
+#endif
