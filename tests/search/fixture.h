@@ -5,7 +5,8 @@
  * fx_param adds a leaf with W&B's defaults (mu 0, sigma 1, q 1, a 1, b 1);
  * a dotted name ("p2.n1") makes a nested leaf. Add leaves in W&B's order
  * (sorted at every level, depth first), as the loader would. fx_free
- * releases what these helpers allocated.
+ * releases what these helpers allocated. Pointers to leaves stay valid
+ * as more are added (at most FX_MAX_PARAMS).
  */
 #ifndef SW_TEST_FIXTURE_H
 #define SW_TEST_FIXTURE_H
@@ -15,20 +16,26 @@
 
 #include "search/search.h"
 
+#define FX_MAX_PARAMS 32
+
 static inline sw_param *fx_param(sw_spec *s, const char *name, sw_dist d)
 {
     sw_param *p;
     const char *c, *dot;
 
-    s->params = sw_realloc(s->params, (s->n_params + 1) * sizeof(*p));
+    /* fixed capacity: pointers to earlier leaves stay valid */
+    if (!s->params)
+        s->params = sw_calloc(FX_MAX_PARAMS, sizeof(*p));
+    if (s->n_params == FX_MAX_PARAMS)
+        abort();
     p = &s->params[s->n_params++];
     memset(p, 0, sizeof(*p));
     p->name = sw_strdup(name);
     for (c = name;; c = dot + 1) {
         dot = strchr(c, '.');
         p->path = sw_realloc(p->path, (p->depth + 1) * sizeof(char *));
-        p->path[p->depth++] = dot ? sw_strndup(c, (size_t)(dot - c))
-                                  : sw_strdup(c);
+        p->path[p->depth++] =
+            dot ? sw_strndup(c, (size_t)(dot - c)) : sw_strdup(c);
         if (!dot)
             break;
     }

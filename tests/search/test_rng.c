@@ -98,8 +98,8 @@ static void test_below_is_unbiased(void **state)
 }
 
 /* Mean and variance of `n` draws of `f`. */
-static void moments(double (*f)(sw_rng *, double, double), double a,
-                    double b, double *mean, double *var)
+static void moments(double (*f)(sw_rng *, double, double), double a, double b,
+                    double *mean, double *var)
 {
     sw_rng r;
     double s = 0.0, ss = 0.0;
@@ -147,7 +147,7 @@ static void test_normal_moments(void **state)
 
     (void)state;
     moments(draw_normal, 0, 0, &m, &v);
-    assert_true(fabs(m) < 0.035);         /* 5 sd of the mean */
+    assert_true(fabs(m) < 0.035); /* 5 sd of the mean */
     assert_true(fabs(v - 1.0) < 0.05);
 }
 
