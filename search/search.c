@@ -1,2 +1,182 @@
-/* placeholder: being written */
-typedef int sw_placeholder_;
+/*
+ * search.c - the search front: picks the strategy a spec's method names,
+ * keeps the cursor, applies run_cap, and turns a strategy's leaf values
+ * into trials (nested params and a stable id).
+ *
+ * Strategies are reached only through the table in strategy.h, so adding
+ * one (Bayesian search, which needs `next` and `observe`) means one file
+ * and one line in `strategies` below. A trial's id depends on its
+ * parameters only, never on its index or the seed, so the same grid cell
+ * has the same id in every sweep that contains it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/strategy.h"
+
+struct sw_search {
+    const sw_strategy *strat;
+    void *state;
+    const sw_spec *spec; /* borrowed */
+    uint64_t cursor;     /* index of the next trial sw_search_next gives */
+};
+
+/* One entry per sw_method; NULL: not available yet. */
+static const sw_strategy *const strategies[] = {
+    [SW_METHOD_GRID] = &sw_grid__strategy,
+    [SW_METHOD_RANDOM] = &sw_random__strategy,
+    [SW_METHOD_BAYES] = NULL,
+};
+
+static const char *method_name(sw_method m)
+{
+    switch (m) {
+    case SW_METHOD_GRID:
+        return "grid";
+    case SW_METHOD_RANDOM:
+        return "random";
+    case SW_METHOD_BAYES:
+        return "bayes";
+    }
+    return "unknown";
+}
+
+void sw_trial_init(sw_trial *t)
+{
+    memset(t, 0, sizeof(*t));
+}
+
+void sw_trial_dispose(sw_trial *t)
+{
+    sw_value_free(t->params);
+    sw_trial_init(t);
+}
+
+/* The id is the FNV-1a hash of the canonical JSON (sorted keys). */
+void sw_trial_set_id(sw_trial *t)
+{
+    static const char hex[] = "0123456789abcdef";
+    sw_buf b = SW_BUF_INIT;
+    uint64_t h;
+    int i;
+
+    sw_value_write_json(&b, t->params, true);
+    h = sw_hash(SW_HASH_SEED, sw_buf_cstr(&b), b.len);
+    sw_buf_dispose(&b);
+    for (i = 15; i >= 0; i--, h >>= 4)
+        t->id[i] = hex[h & 0xf];
+    t->id[16] = '\0';
+}
+
+char *sw_search__where(const sw_spec *spec, const sw_param *p)
+{
+    if (!spec->file || p->line <= 0)
+        return sw_strdup("");
+    return sw_aprintf("%s:%d:%d: ", spec->file, p->line, p->col);
+}
+
+int sw_search_new(sw_search **out, const sw_spec *spec, uint64_t seed)
+{
+    const sw_strategy *strat = NULL;
+    sw_search *s;
+    int err;
+
+    if ((size_t)spec->method < sizeof(strategies) / sizeof(*strategies))
+        strat = strategies[spec->method];
+    if (!strat)
+        return sw_error_set(SW_EINVALID, "method %s is not available yet",
+                            method_name(spec->method));
+    s = sw_calloc(1, sizeof(*s));
+    s->strat = strat;
+    s->spec = spec;
+    if ((err = strat->open(&s->state, spec, seed)) < 0) {
+        free(s);
+        return err;
+    }
+    *out = s;
+    return SW_OK;
+}
+
+void sw_search_free(sw_search *s)
+{
+    if (!s)
+        return;
+    s->strat->close(s->state);
+    free(s);
+}
+
+static bool capped(const sw_search *s, uint64_t index)
+{
+    return s->spec->run_cap > 0 && index >= (uint64_t)s->spec->run_cap;
+}
+
+/* Asks the strategy (through `fn`) for trial `index` and fills *out. */
+static int make_trial(sw_search *s, uint64_t index, sw_trial *out,
+                      int (*fn)(void *, uint64_t, sw_value **))
+{
+    size_t i, n = s->spec->n_params;
+    sw_value **vals = sw_calloc(n + 1, sizeof(*vals));
+    int err = fn(s->state, index, vals);
+
+    if (err < 0) {
+        for (i = 0; i < n; i++)
+            sw_value_free(vals[i]);
+        free(vals);
+        return err;
+    }
+    sw_trial_dispose(out);
+    out->params = sw_spec_nest(s->spec, vals);
+    free(vals);
+    out->index = index;
+    sw_trial_set_id(out);
+    return SW_OK;
+}
+
+int sw_search_next(sw_search *s, sw_trial *out)
+{
+    int err;
+
+    if (capped(s, s->cursor))
+        return sw_error_set(SW_EDONE, "run_cap of %lld reached",
+                            (long long)s->spec->run_cap);
+    if (s->strat->next)
+        err = make_trial(s, s->cursor, out, s->strat->next);
+    else
+        err = make_trial(s, s->cursor, out, s->strat->at);
+    if (err == SW_OK)
+        s->cursor++;
+    return err;
+}
+
+int sw_search_at(sw_search *s, uint64_t index, sw_trial *out)
+{
+    if (!s->strat->at)
+        return sw_error_set(SW_EINVALID,
+                            "method %s cannot give a trial in advance",
+                            s->strat->name);
+    if (capped(s, index))
+        return sw_error_set(SW_EDONE, "trial %llu is past run_cap %lld",
+                            (unsigned long long)index,
+                            (long long)s->spec->run_cap);
+    return make_trial(s, index, out, s->strat->at);
+}
+
+void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
+                    bool *saturated)
+{
+    uint64_t cap = (uint64_t)s->spec->run_cap;
+
+    s->strat->size(s->state, count, bounded, saturated);
+    if (s->spec->run_cap > 0 && (!*bounded || *saturated || *count > cap)) {
+        *count = cap;
+        *bounded = true;
+        *saturated = false;
+    }
+}
+
+int sw_search_observe(sw_search *s, const sw_trial *t, double value)
+{
+    if (!s->strat->observe)
+        return SW_OK;
+    return s->strat->observe(s->state, t, value);
+}

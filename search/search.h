@@ -32,16 +32,19 @@ typedef struct sw_search sw_search;
 
 /* Creates the search the spec's method names. Fails with SW_EINVALID and a
  * message when the spec cannot be searched that way (a continuous
- * parameter in a grid; a method not yet available). */
+ * parameter in a grid; a method not yet available). The spec is borrowed
+ * and must outlive the search. */
 int sw_search_new(sw_search **out, const sw_spec *spec, uint64_t seed);
 void sw_search_free(sw_search *s);
 
-/* The next trial into *out (which the caller disposes). Returns SW_EDONE
- * when the search is exhausted (grid, or run_cap reached). */
+/* The next trial into *out (initialised by the caller, who disposes it;
+ * any params it held are freed). Returns SW_EDONE when the search is
+ * exhausted (grid, or run_cap reached). */
 int sw_search_next(sw_search *s, sw_trial *out);
 
 /* The trial at `index` of the sequence, without moving the cursor; for the
- * methods whose sequence does not depend on results (grid, random). */
+ * methods whose sequence does not depend on results (grid, random).
+ * SW_EDONE when `index` is past the grid's end or run_cap. */
 int sw_search_at(sw_search *s, uint64_t index, sw_trial *out);
 
 /* The number of trials the search can give: *bounded is false when it is
@@ -49,6 +52,10 @@ int sw_search_at(sw_search *s, uint64_t index, sw_trial *out);
  * exceeds UINT64_MAX (then *count is UINT64_MAX). run_cap is applied. */
 void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
                     bool *saturated);
+
+/* Tells the search the metric `value` of a finished trial. Strategies that
+ * do not learn (grid, random) ignore it; Bayesian search will use it. */
+int sw_search_observe(sw_search *s, const sw_trial *t, double value);
 
 /* The grid's own size, before run_cap: the product of the value counts of
  * its parameters. Fails with SW_EINVALID when a parameter is continuous. */
