@@ -75,17 +75,11 @@ static int refuse(const sw_spec *spec, const sw_param *p)
     char *where = sw_search__where(spec, p);
     int err;
 
-    if (p->dist == SW_DIST_CATEGORICAL)
-        err = sw_error_set(SW_EINVALID,
-                           "%sparameters.%s: grid search cannot use "
-                           "probabilities (W&B refuses them too)",
-                           where, p->name);
-    else
-        err = sw_error_set(SW_EINVALID,
-                           "%sparameters.%s: grid search needs discrete "
-                           "values; %s is continuous (use values, "
-                           "int_uniform or q_uniform)",
-                           where, p->name, sw_dist_name(p->dist));
+    err = sw_error_set(SW_EINVALID,
+                       "%sparameters.%s: grid search needs discrete "
+                       "values; %s is continuous (use values, "
+                       "int_uniform or q_uniform)",
+                       where, p->name, sw_dist_name(p->dist));
     free(where);
     return err;
 }
@@ -99,12 +93,16 @@ static int make_axis(const sw_spec *spec, const sw_param *p, axis *ax)
         return SW_OK;
     case SW_DIST_CATEGORICAL:
         if (p->probs)
-            return refuse(spec, p);
+            return bad_param(spec, p,
+                             "grid search cannot use probabilities (W&B "
+                             "refuses them too)");
         ax->n = p->n_values;
         return SW_OK;
     case SW_DIST_INT_UNIFORM:
+        if (p->imax < p->imin)
+            return SW_OK; /* empty; a valid spec never has it */
         ax->n = (uint64_t)p->imax - (uint64_t)p->imin + 1;
-        ax->full = p->imax >= p->imin && ax->n == 0;
+        ax->full = ax->n == 0;
         return SW_OK;
     case SW_DIST_Q_UNIFORM:
         return arange_axis(spec, p, ax);
