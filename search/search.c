@@ -86,6 +86,9 @@ int sw_search_new(sw_search **out, const sw_spec *spec, uint64_t seed)
     if (!strat)
         return sw_error_set(SW_EINVALID, "method %s is not available yet",
                             method_name(spec->method));
+    if (strat->version != SW_STRATEGY_VERSION)
+        return sw_error_set(SW_ERROR, "strategy %s has version %d, not %d",
+                            strat->name, strat->version, SW_STRATEGY_VERSION);
     s = sw_calloc(1, sizeof(*s));
     s->strat = strat;
     s->spec = spec;
