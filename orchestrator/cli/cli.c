@@ -4,6 +4,8 @@
  * display, parsing numeric arguments.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +148,63 @@ void sw_cli_quote_argv(sw_buf *out, char *const *argv)
         }
         sw_buf_putc(out, '\'');
     }
+}
+
+int sw_cli_format_top(int argc, char **argv, const char *cmd,
+                      const char *help, sw_table_format *fmt, bool *helped,
+                      uint64_t *top)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"csv", no_argument, NULL, 'c'},
+                                         {"top", required_argument, NULL, 't'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            *helped = true;
+            return SW_EXIT_OK;
+        } else if (c == 'j') {
+            *fmt = SW_TABLE_JSON;
+        } else if (c == 'c') {
+            *fmt = SW_TABLE_CSV;
+        } else if (c == 't' && top) {
+            if (!sw_cli_parse_u64(optarg, top) || *top == 0)
+                return sw_cli_usage(cmd, "--top wants a count from 1, not "
+                                    "'%s'", optarg);
+        } else {
+            return sw_cli_usage(cmd, "unknown option");
+        }
+    }
+    return SW_EXIT_OK;
+}
+
+int sw_cli_format(int argc, char **argv, const char *cmd, const char *help,
+                  sw_table_format *fmt, bool *helped)
+{
+    return sw_cli_format_top(argc, argv, cmd, help, fmt, helped, NULL);
+}
+
+int sw_cli_open_store(sw_store **out)
+{
+    const char *home = getenv("SWEEP_HOME");
+    char *path;
+    struct stat st;
+    int error;
+
+    home = home && home[0] ? home : ".sweep";
+    path = sw_aprintf("%s/sweep.db", home);
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "sweep: no sweeps in %s yet (sweep run FILE creates "
+                "one; SWEEP_HOME sets the folder)\n", home);
+        free(path);
+        return SW_EXIT_FAIL;
+    }
+    error = sw_store_open(out, path, false);
+    if (error)
+        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    free(path);
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
 }

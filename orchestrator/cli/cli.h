@@ -12,7 +12,10 @@
 #include <stdio.h>
 
 #include "search/search.h"
+#include "orchestrator/cli/table.h"
+#include "orchestrator/store.h"
 #include "sweeps/command.h"
+#include "sweeps/json.h"
 #include "sweeps/spec.h"
 
 enum { SW_EXIT_OK = 0, SW_EXIT_FAIL = 1, SW_EXIT_USAGE = 2 };
@@ -26,6 +29,28 @@ typedef struct {
 
 int sw_cmd_validate(int argc, char **argv);
 int sw_cmd_plan(int argc, char **argv);
+int sw_cmd_run(int argc, char **argv);
+int sw_cmd_resume(int argc, char **argv);
+int sw_cmd_ls(int argc, char **argv);
+int sw_cmd_show(int argc, char **argv);
+int sw_cmd_best(int argc, char **argv);
+int sw_cmd_query(int argc, char **argv);
+
+/* Parses the options of a table command (--json, --csv, --help, and
+ * --top N when `top` is not NULL). */
+int sw_cli_format(int argc, char **argv, const char *cmd, const char *help,
+                  sw_table_format *fmt, bool *helped);
+int sw_cli_format_top(int argc, char **argv, const char *cmd,
+                      const char *help, sw_table_format *fmt, bool *helped,
+                      uint64_t *top);
+
+/* Opens the store of the sweep home for reading; prints why not. */
+int sw_cli_open_store(sw_store **out);
+
+/* The columns and one row of a run table (7 values, consumed by the
+ * table). */
+extern const char *const sw_cli_run_cols[7];
+void sw_cli_run_row(sw_value **row, const sw_run_rec *r);
 
 /* Prints a usage error for `cmd` to stderr; returns SW_EXIT_USAGE. */
 int sw_cli_usage(const char *cmd, const char *fmt, ...) SW_PRINTF(2, 3);

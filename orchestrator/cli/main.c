@@ -14,6 +14,16 @@ static const sw_cli_command commands[] = {
      "check a sweep file and describe its search space"},
     {"plan", sw_cmd_plan, "FILE [-n N] [--seed S] [--json]",
      "print the first N trials and their command lines, running nothing"},
+    {"run", sw_cmd_run, "FILE [--parallel N] [--seed N] [--name NAME]",
+     "create a sweep and run it to its end"},
+    {"resume", sw_cmd_resume, "[SWEEP]",
+     "continue a sweep after Ctrl-C or a crash"},
+    {"ls", sw_cmd_ls, "[SWEEP]", "sweeps, or the runs of one sweep"},
+    {"show", sw_cmd_show, "RUN", "one run: params, state, metrics"},
+    {"best", sw_cmd_best, "[SWEEP] [--top N]",
+     "the best runs by the sweep's metric"},
+    {"query", sw_cmd_query, "SQL [--json|--csv]",
+     "read-only SQL over the store"},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
@@ -24,7 +34,7 @@ static void usage(FILE *out)
 
     fprintf(out, "usage: sweep COMMAND [ARGS]\n\ncommands:\n");
     for (i = 0; i < n_commands; i++)
-        fprintf(out, "  %-9s %-34s %s\n", commands[i].name,
+        fprintf(out, "  %-9s %-44s %s\n", commands[i].name,
                 commands[i].usage, commands[i].summary);
     fprintf(out, "\nsweep COMMAND --help shows a command's options.\n");
 }

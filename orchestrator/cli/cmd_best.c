@@ -1,0 +1,104 @@
+/*
+ * cmd_best.c - `sweep best SWEEP [--top N]`: the best runs by the sweep's
+ * metric and goal. A run's value is the last value it reported for the
+ * metric (as W&B's summary is); runs without one are not ranked.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+
+static const char help[] =
+    "usage: sweep best [SWEEP] [--top N] [--json|--csv]\n\n"
+    "The N best runs (default 1) of SWEEP (default: the latest) by the\n"
+    "sweep's metric, finished runs first, then stopped ones.\n";
+
+static bool maximize;
+
+static int rank(const void *a, const void *b)
+{
+    const sw_run_rec *x = a, *y = b;
+
+    if (x->value == y->value)
+        return x->idx < y->idx ? -1 : 1;
+    return (maximize ? x->value > y->value : x->value < y->value) ? -1 : 1;
+}
+
+/* Keeps finished and stopped runs that have a value; returns the count. */
+static size_t rankable(sw_run_rec *runs, size_t n)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        if (runs[i].has_value && runs[i].value == runs[i].value &&
+            (runs[i].state == SW_RUN_FINISHED ||
+             runs[i].state == SW_RUN_STOPPED)) {
+            sw_run_rec tmp = runs[k];
+            runs[k++] = runs[i];
+            runs[i] = tmp;
+        }
+    }
+    return k;
+}
+
+static int best(sw_store *st, const char *key, uint64_t top,
+                sw_table_format fmt)
+{
+    sw_sweep_rec s;
+    sw_run_rec *runs = NULL;
+    sw_value *row[7];
+    size_t n = 0, k, i;
+    sw_table t;
+    int error;
+
+    memset(&s, 0, sizeof(s));
+    error = key ? sw_store_get_sweep(st, key, &s)
+                : sw_store_latest_sweep(st, &s);
+    if (!error && !s.metric)
+        error = sw_error_set(SW_EINVALID, "sweep %s has no metric to rank "
+                             "runs by", s.id);
+    if (!error)
+        error = sw_store_list_runs(st, s.id, &runs, &n);
+    if (!error) {
+        maximize = s.goal && strcmp(s.goal, "maximize") == 0;
+        k = rankable(runs, n);
+        qsort(runs, k, sizeof(*runs), rank);
+        sw_table_init(&t, 7, sw_cli_run_cols);
+        for (i = 0; i < k && i < top; i++) {
+            sw_cli_run_row(row, &runs[i]);
+            sw_table_add(&t, row);
+        }
+        if (fmt == SW_TABLE_HUMAN)
+            printf("sweep %s, %s (%s):\n", s.id, s.metric, s.goal);
+        sw_table_print(&t, fmt, stdout);
+        sw_table_dispose(&t);
+    }
+    for (i = 0; i < n; i++)
+        sw_run_rec_dispose(&runs[i]);
+    free(runs);
+    sw_sweep_rec_dispose(&s);
+    return error;
+}
+
+int sw_cmd_best(int argc, char **argv)
+{
+    sw_table_format fmt = SW_TABLE_HUMAN;
+    sw_store *st = NULL;
+    bool helped = false;
+    uint64_t top = 1;
+    int status, error;
+
+    status = sw_cli_format_top(argc, argv, "best", help, &fmt, &helped, &top);
+    if (status != SW_EXIT_OK || helped)
+        return status;
+    if (optind < argc - 1)
+        return sw_cli_usage("best", "expected at most one sweep");
+    if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
+        return status;
+    error = best(st, optind < argc ? argv[optind] : NULL, top, fmt);
+    if (error)
+        fprintf(stderr, "sweep best: %s\n", sw_error_last());
+    sw_store_close(st);
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}

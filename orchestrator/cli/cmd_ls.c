@@ -1,0 +1,134 @@
+/*
+ * cmd_ls.c - `sweep ls [SWEEP]`: the sweeps of the store, newest first,
+ * or the runs of one sweep.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/table.h"
+
+static const char help[] =
+    "usage: sweep ls [SWEEP] [--json|--csv]\n\n"
+    "Without SWEEP: every sweep of the store, newest first, with its state\n"
+    "and run counts. With SWEEP (id, id prefix or name): its runs.\n";
+
+static sw_value *str_or_null(const char *s)
+{
+    return s ? sw_value_str(s) : sw_value_null();
+}
+
+static void add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
+{
+    sw_run_rec *runs = NULL;
+    size_t n = 0, i, done = 0, failed = 0;
+    sw_value *row[7];
+
+    if (sw_store_list_runs(st, s->id, &runs, &n) == SW_OK)
+        for (i = 0; i < n; i++) {
+            done += runs[i].state == SW_RUN_FINISHED;
+            failed += runs[i].state == SW_RUN_FAILED;
+            sw_run_rec_dispose(&runs[i]);
+        }
+    free(runs);
+    row[0] = sw_value_str(s->id);
+    row[1] = str_or_null(s->name);
+    row[2] = sw_value_str(s->state);
+    row[3] = sw_value_str(s->method);
+    row[4] = sw_value_int((int64_t)n);
+    row[5] = sw_value_int((int64_t)done);
+    row[6] = sw_value_int((int64_t)failed);
+    sw_table_add(t, row);
+}
+
+static int list_sweeps(sw_store *st, sw_table_format fmt)
+{
+    static const char *const cols[] = {"id", "name", "state", "method",
+                                       "runs", "finished", "failed"};
+    sw_sweep_rec *s = NULL;
+    size_t n = 0, i;
+    sw_table t;
+    int error = sw_store_list_sweeps(st, &s, &n);
+
+    if (error)
+        return error;
+    sw_table_init(&t, 7, cols);
+    for (i = 0; i < n; i++) {
+        add_sweep(&t, st, &s[i]);
+        sw_sweep_rec_dispose(&s[i]);
+    }
+    free(s);
+    sw_table_print(&t, fmt, stdout);
+    sw_table_dispose(&t);
+    return SW_OK;
+}
+
+void sw_cli_run_row(sw_value **row, const sw_run_rec *r)
+{
+    sw_value *params = NULL;
+
+    if (sw_json_parse(&params, r->params, strlen(r->params)) != SW_OK)
+        params = sw_value_str(r->params);
+    row[0] = sw_value_str(r->id);
+    row[1] = sw_value_str(sw_run_state_name(r->state));
+    row[2] = r->has_value ? sw_value_float(r->value) : sw_value_null();
+    row[3] = sw_value_int(r->attempts);
+    row[4] = r->has_exit ? sw_value_int(r->exit_code) : sw_value_null();
+    row[5] = r->ended_at > 0 && r->started_at > 0
+                 ? sw_value_float(r->ended_at - r->started_at)
+                 : sw_value_null();
+    row[6] = params;
+}
+
+const char *const sw_cli_run_cols[7] = {"run", "state", "value", "attempts",
+                                        "exit", "seconds", "params"};
+
+static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
+{
+    sw_sweep_rec s;
+    sw_run_rec *runs = NULL;
+    sw_value *row[7];
+    size_t n = 0, i;
+    sw_table t;
+    int error;
+
+    memset(&s, 0, sizeof(s));
+    if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
+        return error;
+    error = sw_store_list_runs(st, s.id, &runs, &n);
+    sw_table_init(&t, 7, sw_cli_run_cols);
+    for (i = 0; i < n; i++) {
+        sw_cli_run_row(row, &runs[i]);
+        sw_table_add(&t, row);
+        sw_run_rec_dispose(&runs[i]);
+    }
+    free(runs);
+    if (!error)
+        sw_table_print(&t, fmt, stdout);
+    sw_table_dispose(&t);
+    sw_sweep_rec_dispose(&s);
+    return error;
+}
+
+int sw_cmd_ls(int argc, char **argv)
+{
+    sw_table_format fmt = SW_TABLE_HUMAN;
+    sw_store *st = NULL;
+    bool helped = false;
+    int status, error;
+
+    status = sw_cli_format(argc, argv, "ls", help, &fmt, &helped);
+    if (status != SW_EXIT_OK || helped)
+        return status;
+    if (optind < argc - 1)
+        return sw_cli_usage("ls", "expected at most one sweep");
+    if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
+        return status;
+    error = optind < argc ? list_runs(st, argv[optind], fmt)
+                          : list_sweeps(st, fmt);
+    if (error)
+        fprintf(stderr, "sweep ls: %s\n", sw_error_last());
+    sw_store_close(st);
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}

@@ -1,0 +1,98 @@
+/*
+ * cmd_run.c - `sweep run FILE` creates a sweep and runs it to its end;
+ * `sweep resume [SWEEP]` continues one after Ctrl-C or a crash. Both are
+ * thin: the engine does the work.
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/engine.h"
+
+static const char run_help[] =
+    "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
+    "[--quiet]\n\n"
+    "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
+    "(default: the file's `parallel`, else 1). Every run is recorded in\n"
+    "$SWEEP_HOME/sweep.db (default ./.sweep). Ctrl-C once launches nothing\n"
+    "more and waits for running trials; twice cancels them. `sweep resume`\n"
+    "continues either way, and after a crash.\n";
+
+static const char resume_help[] =
+    "usage: sweep resume [SWEEP] [--parallel N] [--quiet]\n\n"
+    "Continues SWEEP (id, id prefix or name; default: the latest): trials\n"
+    "still running are re-adopted, lost ones rerun from their checkpoint\n"
+    "folder, finished ones are never run again.\n";
+
+static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
+                 const char *help, bool *helped)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"parallel", required_argument, NULL, 'p'},
+        {"seed", required_argument, NULL, 's'},
+        {"name", required_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {NULL, 0, NULL, 0}};
+    uint64_t v;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "hqp:", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            *helped = true;
+            return SW_EXIT_OK;
+        } else if (c == 'p') {
+            if (!sw_cli_parse_u64(optarg, &v) || v < 1 || v > 100000)
+                return sw_cli_usage(cmd, "--parallel wants a count from 1, "
+                                    "not '%s'", optarg);
+            o->parallel = (int64_t)v;
+        } else if (c == 's' && strcmp(cmd, "run") == 0) {
+            if (!sw_cli_parse_u64(optarg, &o->seed))
+                return sw_cli_usage(cmd, "--seed wants a non-negative "
+                                    "integer, not '%s'", optarg);
+            o->has_seed = true;
+        } else if (c == 'n' && strcmp(cmd, "run") == 0) {
+            o->name = optarg;
+        } else if (c == 'q') {
+            o->quiet = true;
+        } else {
+            return sw_cli_usage(cmd, "unknown option");
+        }
+    }
+    return SW_EXIT_OK;
+}
+
+static int status_of(int error)
+{
+    if (error == SW_EINVALID)
+        return SW_EXIT_USAGE;
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}
+
+int sw_cmd_run(int argc, char **argv)
+{
+    sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    bool helped = false;
+    int status = parse(&o, argc, argv, "run", run_help, &helped);
+
+    if (status != SW_EXIT_OK || helped)
+        return status;
+    if (optind != argc - 1)
+        return sw_cli_usage("run", "expected one sweep file");
+    return status_of(sw_engine_run(argv[optind], &o));
+}
+
+int sw_cmd_resume(int argc, char **argv)
+{
+    sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    bool helped = false;
+    int status = parse(&o, argc, argv, "resume", resume_help, &helped);
+
+    if (status != SW_EXIT_OK || helped)
+        return status;
+    if (optind < argc - 1)
+        return sw_cli_usage("resume", "expected at most one sweep");
+    return status_of(
+        sw_engine_resume(optind < argc ? argv[optind] : NULL, &o));
+}

@@ -1,0 +1,130 @@
+/*
+ * cmd_show.c - `sweep show RUN [--json]`: one run: its parameters, state,
+ * attempts, exit, times, command line, folder, and the last value of each
+ * metric it reported.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/cli/cli.h"
+
+static const char help[] =
+    "usage: sweep show RUN [--json]\n\n"
+    "Everything recorded about one run (RUN is an id such as 3fa2c1d0-12).\n";
+
+typedef struct {
+    sw_value *last; /* map: metric name -> last value */
+} metric_ctx;
+
+static int on_metric(void *ctx, int64_t row, int ncols,
+                     const char *const *names, const sw_value *const *values)
+{
+    metric_ctx *m = ctx;
+
+    (void)names;
+    if (row >= 0 && ncols == 2 && values[0]->type == SW_STR)
+        sw_value_map_set(m->last, values[0]->u.s, sw_value_clone(values[1]));
+    return SW_OK;
+}
+
+static bool plain_id(const char *id)
+{
+    return id[0] && strspn(id, "0123456789abcdefABCDEF-") == strlen(id);
+}
+
+static sw_value *run_value(sw_store *st, const sw_run_rec *r)
+{
+    sw_value *v = sw_value_map(), *params = NULL, *argv = NULL;
+    metric_ctx m = {sw_value_map()};
+    char *sql;
+
+    if (sw_json_parse(&params, r->params, strlen(r->params)) != SW_OK)
+        params = sw_value_str(r->params);
+    if (!r->argv || sw_json_parse(&argv, r->argv, strlen(r->argv)) != SW_OK)
+        argv = sw_value_null();
+    sql = sw_aprintf("select name, value from metrics where run_id = '%s' "
+                     "order by rowid", r->id);
+    sw_store_query(st, sql, on_metric, &m);
+    free(sql);
+    sw_value_map_set(v, "id", sw_value_str(r->id));
+    sw_value_map_set(v, "sweep", sw_value_str(r->sweep_id));
+    sw_value_map_set(v, "state", sw_value_str(sw_run_state_name(r->state)));
+    sw_value_map_set(v, "reason", r->reason ? sw_value_str(r->reason)
+                                            : sw_value_null());
+    sw_value_map_set(v, "attempts", sw_value_int(r->attempts));
+    sw_value_map_set(v, "exit_code", r->has_exit ? sw_value_int(r->exit_code)
+                                                 : sw_value_null());
+    sw_value_map_set(v, "signal", r->signal ? sw_value_int(r->signal)
+                                            : sw_value_null());
+    sw_value_map_set(v, "started_at", r->started_at > 0
+                                          ? sw_value_float(r->started_at)
+                                          : sw_value_null());
+    sw_value_map_set(v, "ended_at", r->ended_at > 0
+                                        ? sw_value_float(r->ended_at)
+                                        : sw_value_null());
+    sw_value_map_set(v, "value", r->has_value ? sw_value_float(r->value)
+                                              : sw_value_null());
+    sw_value_map_set(v, "params", params);
+    sw_value_map_set(v, "argv", argv);
+    sw_value_map_set(v, "metrics", m.last);
+    return v;
+}
+
+static void print_human(const sw_value *v)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t i;
+
+    for (i = 0; i < v->u.map.len; i++) {
+        const sw_value *x = v->u.map.vals[i];
+        b.len = 0;
+        if (x->type == SW_LIST || x->type == SW_MAP)
+            sw_value_write_json(&b, x, false);
+        else
+            sw_value_write_py(&b, x);
+        printf("%-11s %s\n", v->u.map.keys[i], sw_buf_cstr(&b));
+    }
+    sw_buf_dispose(&b);
+}
+
+int sw_cmd_show(int argc, char **argv)
+{
+    sw_table_format fmt = SW_TABLE_HUMAN;
+    sw_store *st = NULL;
+    sw_run_rec r;
+    sw_value *v;
+    bool helped = false;
+    int status, error;
+
+    status = sw_cli_format(argc, argv, "show", help, &fmt, &helped);
+    if (status != SW_EXIT_OK || helped)
+        return status;
+    if (optind != argc - 1)
+        return sw_cli_usage("show", "expected one run id");
+    if (!plain_id(argv[optind])) {
+        fprintf(stderr, "sweep show: no run '%s'\n", argv[optind]);
+        return SW_EXIT_FAIL;
+    }
+    if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
+        return status;
+    memset(&r, 0, sizeof(r));
+    error = sw_store_get_run(st, argv[optind], &r);
+    if (error) {
+        fprintf(stderr, "sweep show: %s\n", sw_error_last());
+    } else {
+        v = run_value(st, &r);
+        if (fmt == SW_TABLE_HUMAN) {
+            print_human(v);
+        } else {
+            sw_buf b = SW_BUF_INIT;
+            sw_value_write_json(&b, v, false);
+            printf("%s\n", sw_buf_cstr(&b));
+            sw_buf_dispose(&b);
+        }
+        sw_value_free(v);
+    }
+    sw_run_rec_dispose(&r);
+    sw_store_close(st);
+    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}

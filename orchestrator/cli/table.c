@@ -1,0 +1,152 @@
+/*
+ * table.c - printing rows of values. Human tables align columns and show
+ * floats with 6 significant digits; CSV and JSON keep full precision.
+ */
+#include "orchestrator/cli/table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sw_table_init(sw_table *t, size_t ncols, const char *const *cols)
+{
+    size_t i;
+
+    memset(t, 0, sizeof(*t));
+    t->ncols = ncols;
+    t->cols = sw_calloc(ncols, sizeof(char *));
+    for (i = 0; i < ncols; i++)
+        t->cols[i] = sw_strdup(cols[i]);
+}
+
+void sw_table_dispose(sw_table *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->ncols; i++)
+        free(t->cols[i]);
+    for (i = 0; i < t->nrows * t->ncols; i++)
+        sw_value_free(t->cells[i]);
+    free(t->cols);
+    free(t->cells);
+    memset(t, 0, sizeof(*t));
+}
+
+void sw_table_add(sw_table *t, sw_value **row)
+{
+    size_t i, need = (t->nrows + 1) * t->ncols;
+
+    sw_grow(&t->cells, &t->cap, need, sizeof(sw_value *));
+    for (i = 0; i < t->ncols; i++)
+        t->cells[t->nrows * t->ncols + i] = row[i];
+    t->nrows++;
+}
+
+static char *cell_text(const sw_value *v, bool human)
+{
+    sw_buf b = SW_BUF_INIT;
+
+    if (v->type == SW_NULL)
+        return sw_strdup(human ? "-" : "");
+    if (human && v->type == SW_FLOAT)
+        sw_buf_printf(&b, "%.6g", v->u.f);
+    else if (v->type == SW_LIST || v->type == SW_MAP)
+        sw_value_write_json(&b, v, false);
+    else
+        sw_value_write_py(&b, v);
+    return sw_buf_detach(&b);
+}
+
+static void print_human(const sw_table *t, FILE *out)
+{
+    size_t *w = sw_calloc(t->ncols, sizeof(size_t)), r, c, n;
+    char *s;
+
+    for (c = 0; c < t->ncols; c++)
+        w[c] = strlen(t->cols[c]);
+    for (r = 0; r < t->nrows; r++)
+        for (c = 0; c < t->ncols; c++) {
+            s = cell_text(t->cells[r * t->ncols + c], true);
+            n = strlen(s);
+            w[c] = n > w[c] ? n : w[c];
+            free(s);
+        }
+    for (c = 0; c < t->ncols; c++)
+        fprintf(out, "%-*s%s", c + 1 < t->ncols ? (int)w[c] : 0, t->cols[c],
+                c + 1 < t->ncols ? "  " : "\n");
+    for (r = 0; r < t->nrows; r++)
+        for (c = 0; c < t->ncols; c++) {
+            s = cell_text(t->cells[r * t->ncols + c], true);
+            fprintf(out, "%-*s%s", c + 1 < t->ncols ? (int)w[c] : 0, s,
+                    c + 1 < t->ncols ? "  " : "\n");
+            free(s);
+        }
+    free(w);
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+    const char *p;
+
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (p = s; *p; p++) {
+        if (*p == '"')
+            fputc('"', out);
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void print_csv(const sw_table *t, FILE *out)
+{
+    size_t r, c;
+    char *s;
+
+    for (c = 0; c < t->ncols; c++) {
+        csv_field(out, t->cols[c]);
+        fputc(c + 1 < t->ncols ? ',' : '\n', out);
+    }
+    for (r = 0; r < t->nrows; r++)
+        for (c = 0; c < t->ncols; c++) {
+            s = cell_text(t->cells[r * t->ncols + c], false);
+            csv_field(out, s);
+            fputc(c + 1 < t->ncols ? ',' : '\n', out);
+            free(s);
+        }
+}
+
+static void print_json(const sw_table *t, FILE *out)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t r, c;
+
+    for (r = 0; r < t->nrows; r++) {
+        b.len = 0;
+        sw_buf_putc(&b, '{');
+        for (c = 0; c < t->ncols; c++) {
+            sw_value *k = sw_value_str(t->cols[c]);
+            if (c)
+                sw_buf_puts(&b, ", ");
+            sw_value_write_json(&b, k, false);
+            sw_buf_puts(&b, ": ");
+            sw_value_write_json(&b, t->cells[r * t->ncols + c], false);
+            sw_value_free(k);
+        }
+        sw_buf_putc(&b, '}');
+        fprintf(out, "%s\n", sw_buf_cstr(&b));
+    }
+    sw_buf_dispose(&b);
+}
+
+void sw_table_print(const sw_table *t, sw_table_format f, FILE *out)
+{
+    if (f == SW_TABLE_CSV)
+        print_csv(t, out);
+    else if (f == SW_TABLE_JSON)
+        print_json(t, out);
+    else
+        print_human(t, out);
+}

@@ -1,0 +1,41 @@
+/*
+ * engine.h - running a sweep: the event loop that keeps `parallel` trials
+ * going, records every transition in the store before acting on it, reads
+ * metrics from trials' output, retries, times out, and resumes after a
+ * crash.
+ */
+#ifndef SW_ENGINE_H
+#define SW_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    unsigned int version;
+    const char *home;     /* the sweep home ($SWEEP_HOME or ./.sweep) */
+    int64_t parallel;     /* 0: the sweep file's, else 1 */
+    bool has_seed;
+    uint64_t seed;        /* random methods; default: file's, else random */
+    const char *name;     /* NULL: the file's `name` */
+    bool quiet;           /* no progress, only the final summary */
+    double grace;         /* seconds between SIGTERM and SIGKILL; 0: 10 */
+} sw_engine_opts;
+
+#define SW_ENGINE_OPTS_VERSION 1
+#define SW_ENGINE_OPTS_INIT {SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, \
+                             false, 0}
+
+/* Creates a sweep from the sweep file at `path` and runs it to its end.
+ * Returns SW_OK when the sweep ended (even with failed runs), SW_EINVALID
+ * for an invalid file (problems already printed), or another error. */
+int sw_engine_run(const char *path, const sw_engine_opts *opts);
+
+/* Continues the sweep `key` (id, id prefix or name; NULL: the latest)
+ * after Ctrl-C or a crash: re-adopts trials that kept running, reruns
+ * those that were lost, and goes on with the search. */
+int sw_engine_resume(const char *key, const sw_engine_opts *opts);
+
+/* The sweep home: $SWEEP_HOME, else ./.sweep. */
+const char *sw_engine_home(void);
+
+#endif

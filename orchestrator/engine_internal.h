@@ -1,0 +1,57 @@
+/*
+ * engine_internal.h - what the engine's files share (sw_engine__ names):
+ * the engine's state, the slots of running attempts, the loop.
+ */
+#ifndef SW_ENGINE_INTERNAL_H
+#define SW_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "backends/executor.h"
+#include "orchestrator/store.h"
+#include "search/search.h"
+
+typedef struct {
+    bool active;
+    sw_run_rec rec;
+    sw_job job;
+    char *run_dir, *att_dir;
+    double deadline;       /* timeout; 0: none */
+    double force_at;       /* SIGKILL after this; 0: not canceling */
+    const char *why;       /* why we are canceling it; NULL: we are not */
+} sw_slot;
+
+typedef struct {
+    sw_spec *spec;
+    sw_search *search;
+    sw_store *st;
+    sw_executor *ex;
+    sw_sweep_rec sweep;
+    char *home, *runs_dir;
+    int lock_fd;
+    int64_t parallel;
+    sw_slot *slots;
+    size_t n_slots, cap_slots;
+    sw_run_rec *queue; /* runs to (re)launch, before new trials */
+    size_t qlen, qcap;
+    uint64_t next_idx;
+    bool search_done, resuming, target_hit, cancel_sent;
+    size_t done, failed, stopped, canceled;
+    bool has_best;
+    double best;
+    char *best_run;
+    double t0, last_progress, grace;
+    bool tty, quiet;
+    int seen_interrupts;
+} sw_engine;
+
+double sw_engine__now(void);
+int sw_engine__mkdirs(const char *path);
+int sw_engine__write_file(const char *path, const char *text);
+int sw_engine__interrupts(void);
+int sw_engine__signal_fd(void);
+/* Runs the loop until the sweep ends or is interrupted. */
+int sw_engine__loop(sw_engine *e);
+void sw_engine__slot_clear(sw_slot *s);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * metrics.h - metric reports in a trial's output: a line
+ * `@metrics {"step": 3, "loss": 0.41}` (or an array of such objects).
+ */
+#ifndef SW_METRICS_H
+#define SW_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t step;  /* -1: none given */
+    char *name;
+    double value;
+} sw_metric_point;
+
+typedef struct {
+    sw_metric_point *items;
+    size_t len, cap;
+} sw_metric_batch;
+
+void sw_metric_batch_init(sw_metric_batch *b);
+void sw_metric_batch_dispose(sw_metric_batch *b);
+
+/* Parses one report (the JSON after `@metrics`) into `b`. Numbers and
+ * booleans count; other values (strings, maps) are skipped. Fails with
+ * SW_EINVALID (and adds nothing) when the report is not a JSON object or
+ * an array of objects, or `step` is not a non-negative integer. */
+int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len);
+
+/* When `line` (without its newline) is a `@metrics` line, returns a
+ * pointer to its JSON part; else NULL. */
+const char *sw_metrics_line(const char *line, size_t len);
+
+#endif

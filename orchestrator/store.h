@@ -1,0 +1,117 @@
+/*
+ * store.h - the sweep's system of record: one SQLite file per sweep home,
+ * written by the orchestrator alone, read by anyone.
+ *
+ * Every state change of a run is committed before the engine acts on it,
+ * so a crash at any moment leaves a store that `sweep resume` finishes
+ * from. The schema is a public interface (docs/schema.md).
+ */
+#ifndef SW_STORE_H
+#define SW_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sweeps/value.h"
+
+typedef struct sw_store sw_store;
+
+typedef enum {
+    SW_RUN_PENDING,
+    SW_RUN_RUNNING,
+    SW_RUN_FINISHED,
+    SW_RUN_FAILED,
+    SW_RUN_STOPPED,  /* ended early by a stopping rule */
+    SW_RUN_CANCELED,
+} sw_run_state;
+
+/* "pending", "running", ...; never NULL. */
+const char *sw_run_state_name(sw_run_state s);
+/* Parses a state name; SW_EINVALID when unknown. */
+int sw_run_state_parse(sw_run_state *out, const char *name);
+
+/* Opens (creating and migrating when `writer`) the store at `path`. A
+ * writer uses WAL mode; a reader is opened read-only and can't write. */
+int sw_store_open(sw_store **out, const char *path, bool writer);
+void sw_store_close(sw_store *st);
+
+/* Groups writes into one transaction (nesting is not supported). */
+int sw_store_begin(sw_store *st);
+int sw_store_commit(sw_store *st);
+/* Abandons the open transaction; does nothing when none is open. */
+int sw_store_rollback(sw_store *st);
+
+typedef struct {
+    char *id;
+    char *name;     /* may be NULL */
+    char *file;     /* the sweep file's path as given */
+    char *config;   /* the sweep file's text as loaded */
+    char *method;
+    char *metric;   /* may be NULL */
+    char *goal;     /* "minimize" | "maximize" | NULL */
+    char *state;    /* "running", "finished", "canceled", "failed" */
+    char *cwd;      /* where trials start */
+    uint64_t seed;
+    int64_t parallel;
+    double created_at, ended_at; /* unix seconds; ended_at 0: not ended */
+} sw_sweep_rec;
+
+void sw_sweep_rec_dispose(sw_sweep_rec *r);
+
+typedef struct {
+    char *id;        /* "<sweep id>-<idx + 1>" */
+    char *sweep_id;
+    int64_t idx;     /* the trial's index in the search sequence */
+    char *cell;      /* the trial's id: hash of its parameters */
+    char *params;    /* JSON */
+    char *argv;      /* JSON array */
+    sw_run_state state;
+    char *reason;    /* why it ended as it did ("exit 1", "timeout"); NULL */
+    bool has_exit;
+    int exit_code;   /* when has_exit */
+    int signal;      /* 0, or the signal that ended it */
+    int64_t attempts;
+    double created_at, started_at, ended_at; /* 0: not yet */
+    int64_t pid, pgid;  /* the current attempt's; 0: none */
+    int64_t stdout_offset; /* bytes of stdout.log already parsed */
+    bool has_value;
+    double value;    /* last reported value of the sweep's metric */
+} sw_run_rec;
+
+void sw_run_rec_dispose(sw_run_rec *r);
+
+/* Inserts a new sweep. */
+int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *s);
+/* Finds a sweep by id, unique id prefix, or name (the latest of that
+ * name); SW_ENOTFOUND with a message when none. */
+int sw_store_get_sweep(sw_store *st, const char *key, sw_sweep_rec *out);
+/* The latest sweep; SW_ENOTFOUND when the store has none. */
+int sw_store_latest_sweep(sw_store *st, sw_sweep_rec *out);
+int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
+                             double ended_at);
+/* All sweeps, newest first; the caller disposes each and frees *out. */
+int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n);
+
+/* Inserts a new run (normally pending). */
+int sw_store_put_run(sw_store *st, const sw_run_rec *r);
+/* Writes every mutable field of the run `r->id`. */
+int sw_store_update_run(sw_store *st, const sw_run_rec *r);
+int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
+/* The runs of a sweep, by idx; the caller disposes each and frees *out. */
+int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                       size_t *n);
+
+/* Records one metric value of a run (step < 0: none). */
+int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
+                        const char *name, double value, double time);
+
+/* Runs read-only SQL and calls `row` for each result row (and once with
+ * row index -1 and the column names). Writes, ATTACH, PRAGMA changes and
+ * extensions are refused by SQLite itself; errors are one clear line. */
+typedef int (*sw_store_row_fn)(void *ctx, int64_t row, int ncols,
+                               const char *const *names,
+                               const sw_value *const *values);
+int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
+                   void *ctx);
+
+#endif
