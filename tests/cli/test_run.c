@@ -1,0 +1,226 @@
+/*
+ * test_run.c - `sweep run` end to end with real processes and a real
+ * SQLite store: a 24-trial grid 4 at a time, literal argv, retries from a
+ * checkpoint, timeouts, read-only queries, and a chaos test that kills
+ * the orchestrator with SIGKILL again and again, resuming after each.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "search/rng.h"
+#include "sweeps/buf.h"
+
+static char *toy_sweep(const sw_h *h, const char *extra, const char *params)
+{
+    char *text = sw_aprintf("program: %s\nmethod: grid\nmetric:\n  name: "
+                            "loss\n  goal: minimize\ncommand:\n  - ${program}\n"
+                            "  - ${args}\n%s\nparameters:\n%s",
+                            sw_h_toy(), extra, params);
+    char *path = sw_h_file(h, "sweep.yaml", text);
+
+    free(text);
+    return path;
+}
+
+static void test_grid_of_24_runs_to_the_end(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "parallel: 4",
+                     "  x: {values: [0, 1, 2, 3, 4, 5]}\n"
+                     "  y: {values: [-2, -1, 0, 1]}\n"
+                     "  steps: {value: 3}\n  sleep: {value: 0.01}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 24);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished' and exit_code = 0 and "
+                                    "started_at <= ended_at"), 24);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics where "
+                                    "name = 'loss'"), 72);
+    const char *best[] = {"best", "--json", NULL};
+    assert_int_equal(sw_h_run(&h, best, &out), 0);
+    assert_non_null(strstr(out, "\"x\": 3, \"y\": -1"));
+    free(out);
+    const char *q[] = {"query", "select count(*) from runs", NULL};
+    assert_int_equal(sw_h_run(&h, q, &out), 0);
+    assert_non_null(strstr(out, "24"));
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_values_reach_the_trial_literally(void **state)
+{
+    sw_h h;
+    char *file, *log, *text = NULL, *path;
+    FILE *f;
+    sw_buf b = SW_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "inj.yaml",
+                     "method: grid\ncommand:\n  - /usr/bin/printf\n"
+                     "  - '%s\\n'\n  - ${args_no_hyphens}\nparameters:\n  cmd:\n    values: "
+                     "['x; rm -rf ~', '$(reboot)', '`id`']\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    log = sw_aprintf("%s/runs", h.home);
+    text = sw_aprintf("cat %s/*/stdout.log > %s/all.txt", log, h.dir);
+    assert_int_equal(system(text), 0);
+    free(text);
+    path = sw_aprintf("%s/all.txt", h.dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        sw_buf_put(&b, chunk, n);
+    fclose(f);
+    assert_non_null(strstr(sw_buf_cstr(&b), "cmd=x; rm -rf ~\n"));
+    assert_non_null(strstr(sw_buf_cstr(&b), "cmd=$(reboot)\n"));
+    assert_non_null(strstr(sw_buf_cstr(&b), "cmd=`id`\n"));
+    sw_buf_dispose(&b);
+    free(path);
+    free(log);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_query_is_read_only(void **state)
+{
+    static const char *const refused[] = {
+        "delete from runs", "drop table runs", "insert into sweeps(id) "
+        "values ('x')", "attach database '/tmp/sweep-evil.db' as e",
+        "pragma journal_mode=delete", "select 1; delete from runs",
+        "update runs set state = 'failed'"};
+    sw_h h;
+    char *file;
+    size_t i;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "", "  x: {values: [1, 2]}\n  steps: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        const char *q[] = {"query", refused[i], NULL};
+        assert_int_equal(sw_h_run(&h, q, NULL), 1);
+    }
+    const char *bad[] = {"query", "selec 1", NULL};
+    assert_int_equal(sw_h_run(&h, bad, NULL), 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"), 2);
+    assert_int_equal(access("/tmp/sweep-evil.db", F_OK), -1);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_retry_resumes_from_checkpoint(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "retries: 1",
+                     "  x: {value: 3}\n  steps: {value: 4}\n"
+                     "  fail: {value: 3}\n  sleep: {value: 0.01}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select attempts from runs"), 2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"), 1);
+    /* steps 1, 2 before the failure; 3, 4 after: nothing run twice */
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics"), 4);
+    assert_int_equal(sw_h_count(&h, "select count(distinct step) from "
+                                    "metrics"), 4);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_timeout_cancels_and_says_why(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "timeout: 0.5",
+                     "  steps: {value: 100}\n  sleep: {value: 0.1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed' and reason like 'timeout%'"),
+                     1);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Kills the orchestrator at random moments, resuming after each kill. */
+static void test_chaos_sigkill_and_resume(void **state)
+{
+    sw_h h;
+    sw_rng rng;
+    char *file;
+    pid_t pid;
+    int i;
+
+    (void)state;
+    sw_h_init(&h);
+    sw_rng_seed(&rng, 2026, 0);
+    file = toy_sweep(&h, "parallel: 3",
+                     "  x: {values: [0, 1, 2, 3]}\n  y: {values: [0, 1, 2]}\n"
+                     "  steps: {value: 4}\n  sleep: {value: 0.05}\n");
+    for (i = 0; i < 12; i++) {
+        const char *run[] = {"run", file, "--quiet", NULL};
+        const char *resume[] = {"resume", "--quiet", NULL};
+        struct timespec ts = {0, (long)(50 + sw_rng_below(&rng, 450)) *
+                                     1000000L};
+        pid = sw_h_start(&h, i == 0 ? run : resume);
+        assert_true(pid > 0);
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    const char *resume[] = {"resume", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 12);
+    assert_int_equal(sw_h_count(&h, "select count(distinct cell) from runs "
+                                    "where state = 'finished'"), 12);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"), 12);
+    /* every run reported its last step */
+    assert_int_equal(sw_h_count(&h, "select count(distinct run_id) from "
+                                    "metrics where step = 4"), 12);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grid_of_24_runs_to_the_end),
+        cmocka_unit_test(test_values_reach_the_trial_literally),
+        cmocka_unit_test(test_query_is_read_only),
+        cmocka_unit_test(test_retry_resumes_from_checkpoint),
+        cmocka_unit_test(test_timeout_cancels_and_says_why),
+        cmocka_unit_test(test_chaos_sigkill_and_resume),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
