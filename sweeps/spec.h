@@ -125,4 +125,28 @@ void sw_spec_free(sw_spec *spec);
  * array's elements, not the array. */
 sw_value *sw_spec_nest(const sw_spec *spec, sw_value **values);
 
+/*
+ * Internal to sweeps/: how the loader (load.c) hands a document to the
+ * validator (spec.c). A value carries where it was read; a mapping's
+ * value is also told where its key was written, so a problem with a key
+ * points at the key. `keys` is sorted with sw_spec__key_cmp.
+ */
+typedef struct {
+    const sw_value *val; /* a value of a mapping in spec->doc */
+    int line, col;       /* where its key was written */
+} sw_spec__key;
+
+typedef struct {
+    sw_spec__key *items;
+    size_t len, cap;
+} sw_spec__keys;
+
+/* qsort/bsearch order of sw_spec__key: by the address of `val`. */
+int sw_spec__key_cmp(const void *a, const void *b);
+/* Validates spec->doc (spec->file and spec->source set) into the rest of
+ * `spec`; every problem goes to `diags`. The spec is valid when no error
+ * was added. */
+void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys,
+                    sw_diags *diags);
+
 #endif
