@@ -133,8 +133,11 @@ static int fail_to_start(sw_engine *e, sw_slot *s, const char *why)
     return sw_store_update_run(e->st, &s->rec);
 }
 
-/* Starts the next attempt of the run in `s` (state committed first). */
-static int launch(sw_engine *e, sw_slot *s)
+/* Starts the next attempt of the run in `s`. Its running state and
+ * attempt number are committed first (closing the transaction the caller
+ * opened when `tx`); its pid is not waited for: the attempt's folder
+ * holds it, and resume reads it there. */
+static int launch(sw_engine *e, sw_slot *s, bool tx)
 {
     char *out, *err, **env, **argv = argv_from_json(s->rec.argv);
     sw_launch l;
@@ -149,7 +152,10 @@ static int launch(sw_engine *e, sw_slot *s)
     s->rec.signal = 0;
     set_str(&s->rec.reason, NULL);
     slot_paths(e, s);
-    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
+    error = sw_store_update_run(e->st, &s->rec);
+    if (tx && !error)
+        error = sw_store_commit(e->st);
+    if (error)
         goto done;
     if (!argv || !argv[0] || (error = prepare_dirs(s)) != SW_OK) {
         error = fail_to_start(e, s, argv ? sw_error_last() : "bad argv");
@@ -174,7 +180,6 @@ static int launch(sw_engine *e, sw_slot *s)
     s->rec.pgid = s->job.pgid;
     s->deadline = e->spec->timeout > 0 ? s->rec.started_at + e->spec->timeout
                                        : 0;
-    error = sw_store_update_run(e->st, &s->rec);
 done:
     sw_command_free(argv);
     return error;
@@ -243,7 +248,7 @@ static int fill(sw_engine *e)
             s = free_slot(e);
             s->rec = e->queue[--e->qlen];
             s->active = true;
-            error = launch(e, s);
+            error = launch(e, s, false);
             continue;
         }
         if (e->search_done || run_cap_reached(e)) {
@@ -259,10 +264,13 @@ static int fill(sw_engine *e)
         e->next_idx++;
         s = free_slot(e);
         s->active = true;
-        error = new_run(e, s, &t);
+        /* pending and running commit together, before the launch */
+        error = sw_store_begin(e->st);
+        if (!error)
+            error = new_run(e, s, &t);
         sw_trial_dispose(&t);
         if (!error)
-            error = launch(e, s);
+            error = launch(e, s, true);
     }
     return error;
 }
