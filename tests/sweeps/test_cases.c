@@ -77,6 +77,7 @@ static void parse_expected(sw_case *c, char *text)
             sw_buf_puts(&sec, line);
             sw_buf_putc(&sec, '\n');
         } else if (strncmp(line, "args:", 5) == 0) {
+            free(c->args);
             c->args = sw_strdup(line + 5 + strspn(line + 5, " "));
         } else if (strncmp(line, "exit:", 5) == 0) {
             c->exit_code = (int)strtol(line + 5, NULL, 10);
@@ -204,6 +205,11 @@ int main(void)
     }
     if (d)
         closedir(d);
+    if (n == 0) {
+        fprintf(stderr, "no cases in %s\n", dir);
+        free(dir);
+        return 1;
+    }
     qsort(tests, n, sizeof(*tests), by_name);
     rc = _cmocka_run_group_tests("sweep-file cases", tests, n, NULL, NULL);
     while (n--)
