@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds sweep, and shows the first trials of the
-# example sweep: its search space, then the command line of each trial.
+# Installs what is needed (build tools, libraries, PyTorch and scikit-learn
+# from Debian), builds sweep, and runs a real sweep: a small MLP on the
+# digits data set, 8 random trials two at a time; then shows the best runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/install-deps
+bash .ci/install-deps --examples
 cmake --preset release >/dev/null
 cmake --build --preset release
-./build/release/orchestrator/sweep validate examples/sweeps/mlp-grid.yaml
-./build/release/orchestrator/sweep plan examples/sweeps/mlp-grid.yaml -n 8
+export SWEEP_HOME="${SWEEP_HOME:-$PWD/.sweep}"
+sweep=./build/release/orchestrator/sweep
+$sweep validate examples/sweeps/mlp-random.yaml
+$sweep run examples/sweeps/mlp-random.yaml
+$sweep best --top 3
