@@ -1,0 +1,1090 @@
+/*
+ * store.c - the sweep's system of record.
+ *
+ * One SQLite file per sweep home, written only by the orchestrator and read
+ * by anyone. The writer runs in WAL mode with synchronous=NORMAL: readers
+ * never block the writer or each other, and a committed transaction survives
+ * a crash of the process (a power loss may lose the last few commits). Every
+ * connection waits up to BUSY_MS for a lock instead of failing with
+ * "database is locked". The schema is versioned by PRAGMA user_version and
+ * brought up to date, one step at a time inside one transaction, when a
+ * writer opens the file; a file from a newer sweep is refused. Statements
+ * are prepared once at open and reset after every use.
+ *
+ * sw_store_query runs user SQL on a second, read-only connection guarded
+ * five ways (read-only open, query_only, no extensions, an authorizer that
+ * admits reads and a list of pure functions, sqlite3_stmt_readonly), so no
+ * statement given to it can change the store or touch another file.
+ */
+#include "orchestrator/store.h"
+
+#include <ctype.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define BUSY_MS 5000
+#define BLOB_HEX_MAX 32 /* longer blobs are shown as "<blob N bytes>" */
+
+/* The schema, one step per version. A step is never edited once released:
+ * changes go in a new step. Each runs inside the migration transaction. */
+static const struct {
+    int version;
+    const char *sql;
+} migrations[] = {
+    {1, "CREATE TABLE sweeps ("
+        " id TEXT PRIMARY KEY NOT NULL, name TEXT, file TEXT NOT NULL,"
+        " config TEXT NOT NULL, method TEXT NOT NULL, metric TEXT,"
+        " goal TEXT CHECK (goal IN ('minimize', 'maximize')),"
+        " state TEXT NOT NULL, cwd TEXT NOT NULL, seed INTEGER NOT NULL,"
+        " parallel INTEGER NOT NULL, created_at REAL, ended_at REAL,"
+        " git_commit TEXT, git_dirty INTEGER);"
+        "CREATE INDEX sweeps_name ON sweeps (name);"
+        "CREATE TABLE runs ("
+        " id TEXT PRIMARY KEY NOT NULL,"
+        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
+        " idx INTEGER NOT NULL, cell TEXT NOT NULL, params TEXT NOT NULL,"
+        " argv TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN"
+        " ('pending', 'running', 'finished', 'failed', 'stopped',"
+        " 'canceled')),"
+        " reason TEXT, exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0,"
+        " attempts INTEGER NOT NULL DEFAULT 0, created_at REAL,"
+        " started_at REAL, ended_at REAL, pid INTEGER NOT NULL DEFAULT 0,"
+        " pgid INTEGER NOT NULL DEFAULT 0,"
+        " stdout_offset INTEGER NOT NULL DEFAULT 0, value REAL, gpus TEXT,"
+        " git_commit TEXT, git_dirty INTEGER,"
+        " UNIQUE (sweep_id, idx));"
+        "CREATE TABLE metrics ("
+        " run_id TEXT NOT NULL REFERENCES runs (id), step INTEGER,"
+        " name TEXT NOT NULL, value REAL, time REAL NOT NULL);"
+        "CREATE INDEX metrics_run_name_step ON metrics (run_id, name, step);"},
+};
+
+#define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+#define SCHEMA_VERSION (migrations[N_MIGRATIONS - 1].version)
+
+#define SWEEP_COLS                                                             \
+    "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
+    " parallel, created_at, ended_at"
+#define RUN_COLS                                                               \
+    "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
+    " signal, attempts, created_at, started_at, ended_at, pid, pgid,"          \
+    " stdout_offset, value"
+
+/* The statements prepared at open. put_run and update_run share ?1..?12
+ * (the id and the mutable fields), so one function binds both. */
+enum {
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_PUT_SWEEP,
+    Q_GET_SWEEP,
+    Q_SWEEP_PREFIX,
+    Q_SWEEP_BY_NAME,
+    Q_LATEST_SWEEP,
+    Q_SET_SWEEP_STATE,
+    Q_LIST_SWEEPS,
+    Q_PUT_RUN,
+    Q_UPDATE_RUN,
+    Q_GET_RUN,
+    Q_LIST_RUNS,
+    Q_PUT_METRIC,
+    Q_COUNT
+};
+
+static const char *const stmt_sql[Q_COUNT] = {
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
+                    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
+    [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
+                       " WHERE substr(id, 1, length(?1)) = ?1"
+                       " ORDER BY id LIMIT 3",
+    [Q_SWEEP_BY_NAME] = "SELECT " SWEEP_COLS " FROM sweeps WHERE name = ?1"
+                        " ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    [Q_LATEST_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps"
+                       " ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    [Q_SET_SWEEP_STATE] = "UPDATE sweeps SET state = ?2, ended_at = ?3"
+                          " WHERE id = ?1",
+    [Q_LIST_SWEEPS] = "SELECT " SWEEP_COLS " FROM sweeps"
+                      " ORDER BY created_at DESC, rowid DESC",
+    [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
+                  " attempts, started_at, ended_at, pid, pgid, stdout_offset,"
+                  " value, sweep_id, idx, cell, params, argv, created_at)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+                  " ?13, ?14, ?15, ?16, ?17, ?18)",
+    [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
+                     " signal = ?5, attempts = ?6, started_at = ?7,"
+                     " ended_at = ?8, pid = ?9, pgid = ?10,"
+                     " stdout_offset = ?11, value = ?12 WHERE id = ?1",
+    [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
+    [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
+                    " ORDER BY idx",
+    [Q_PUT_METRIC] = "INSERT INTO metrics (run_id, step, name, value, time)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5)",
+};
+
+struct sw_store {
+    sqlite3 *db;
+    sqlite3 *qdb; /* read-only connection of sw_store_query; opened lazily */
+    char *path;
+    bool writer;
+    sqlite3_stmt *stmt[Q_COUNT];
+    char refused[160]; /* why the authorizer denied the query; "" if not */
+};
+
+static const char *const state_names[] = {
+    [SW_RUN_PENDING] = "pending",   [SW_RUN_RUNNING] = "running",
+    [SW_RUN_FINISHED] = "finished", [SW_RUN_FAILED] = "failed",
+    [SW_RUN_STOPPED] = "stopped",   [SW_RUN_CANCELED] = "canceled",
+};
+
+#define N_STATES (sizeof(state_names) / sizeof(state_names[0]))
+
+/* "pending", "running", ...; "unknown" for a value outside the enum. */
+const char *sw_run_state_name(sw_run_state s)
+{
+    return (unsigned)s < N_STATES ? state_names[s] : "unknown";
+}
+
+/* Parses a state name as sw_run_state_name writes it; SW_EINVALID if not. */
+int sw_run_state_parse(sw_run_state *out, const char *name)
+{
+    for (size_t i = 0; name && i < N_STATES; i++) {
+        if (strcmp(name, state_names[i]) == 0) {
+            *out = (sw_run_state)i;
+            return SW_OK;
+        }
+    }
+    return sw_error_set(SW_EINVALID, "unknown run state '%s'",
+                        name ? name : "(null)");
+}
+
+/* Frees the strings of `r` and zeroes it; accepts NULL and zeroed structs. */
+void sw_sweep_rec_dispose(sw_sweep_rec *r)
+{
+    if (!r)
+        return;
+    free(r->id);
+    free(r->name);
+    free(r->file);
+    free(r->config);
+    free(r->method);
+    free(r->metric);
+    free(r->goal);
+    free(r->state);
+    free(r->cwd);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Frees the strings of `r` and zeroes it; accepts NULL and zeroed structs. */
+void sw_run_rec_dispose(sw_run_rec *r)
+{
+    if (!r)
+        return;
+    free(r->id);
+    free(r->sweep_id);
+    free(r->cell);
+    free(r->params);
+    free(r->argv);
+    free(r->reason);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- errors and small helpers ---------------------------------------- */
+
+static int code_of(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+        return SW_EINVALID;
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return SW_EIO;
+    default:
+        return SW_ERROR;
+    }
+}
+
+/* Sets "store <path>: <what>: <sqlite's message>" from the last error of
+ * the writer connection, and returns the matching SW_E* code. */
+static int fail(const sw_store *st, const char *fmt, ...) SW_PRINTF(2, 3);
+static int fail(const sw_store *st, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return sw_error_set(code_of(sqlite3_errcode(st->db)), "store %s: %s: %s",
+                        st->path, what, sqlite3_errmsg(st->db));
+}
+
+static void finish(sqlite3_stmt *s)
+{
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+}
+
+static int exec(const sw_store *st, const char *sql, const char *what)
+{
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(st, "%s", what);
+    return SW_OK;
+}
+
+static int bind_str(sqlite3_stmt *s, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
+             : sqlite3_bind_null(s, i);
+}
+
+/* Times and optional numbers: 0 or !has is NULL in the table. */
+static int bind_time(sqlite3_stmt *s, int i, double t)
+{
+    return t != 0 ? sqlite3_bind_double(s, i, t) : sqlite3_bind_null(s, i);
+}
+
+static int bind_opt(sqlite3_stmt *s, int i, bool has, double v)
+{
+    return has ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
+}
+
+static char *col_str(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    return t ? sw_strndup((const char *)t, (size_t)sqlite3_column_bytes(s, i))
+             : NULL;
+}
+
+static double col_time(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL
+               ? 0
+               : sqlite3_column_double(s, i);
+}
+
+/* ---- open, close, migrations ----------------------------------------- */
+
+/* Runs a one-row, one-column PRAGMA and gives its integer. */
+static int pragma_int(const sw_store *st, const char *sql, int *out)
+{
+    sqlite3_stmt *s = NULL;
+    int error = SW_OK;
+
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        error = fail(st, "open: %s", sql);
+        goto done;
+    }
+    *out = sqlite3_column_int(s, 0);
+done:
+    sqlite3_finalize(s);
+    return error;
+}
+
+static int newer_schema(const sw_store *st, int version)
+{
+    return sw_error_set(SW_EINVALID,
+                        "store %s: schema version %d is newer than this "
+                        "sweep knows (%d); use a newer sweep",
+                        st->path, version, SCHEMA_VERSION);
+}
+
+/* Version 0 is a new file only if it holds nothing: anything else is some
+ * other program's database, and is left alone. */
+static int check_empty(const sw_store *st)
+{
+    int tables = 0;
+    int error = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables);
+
+    if (error == SW_OK && tables > 0)
+        error = sw_error_set(SW_EINVALID,
+                             "store %s: not a sweep store (it has tables "
+                             "but no schema version)",
+                             st->path);
+    return error;
+}
+
+/* Applies every step above the file's version, in one transaction; the
+ * version is read again under the write lock, as another writer may have
+ * migrated the file meanwhile. */
+static int migrate(const sw_store *st)
+{
+    char sql[64];
+    int version = 0;
+    int error = exec(st, "BEGIN IMMEDIATE", "migrate: begin");
+
+    if (error < 0)
+        return error;
+    if ((error = pragma_int(st, "PRAGMA user_version", &version)) < 0)
+        goto done;
+    if (version > SCHEMA_VERSION) {
+        error = newer_schema(st, version);
+        goto done;
+    }
+    if (version == 0 && (error = check_empty(st)) < 0)
+        goto done;
+    for (size_t i = 0; i < N_MIGRATIONS; i++) {
+        if (migrations[i].version <= version)
+            continue;
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+                 migrations[i].version);
+        if ((error = exec(st, migrations[i].sql, "migrate")) < 0 ||
+            (error = exec(st, sql, "migrate")) < 0)
+            goto done;
+    }
+    error = exec(st, "COMMIT", "migrate: commit");
+done:
+    if (error < 0)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return error;
+}
+
+/* A writer migrates an old file; a reader can only read a current one. */
+static int check_schema(const sw_store *st)
+{
+    int version = 0;
+    int error = pragma_int(st, "PRAGMA user_version", &version);
+
+    if (error < 0 || version == SCHEMA_VERSION)
+        return error;
+    if (version > SCHEMA_VERSION)
+        return newer_schema(st, version);
+    if (st->writer)
+        return migrate(st);
+    if (version == 0)
+        return sw_error_set(SW_EINVALID, "store %s: not a sweep store",
+                            st->path);
+    return sw_error_set(SW_EINVALID,
+                        "store %s: schema version %d is older than this "
+                        "sweep's (%d); run a command that writes, such as "
+                        "`sweep resume`, to upgrade it",
+                        st->path, version, SCHEMA_VERSION);
+}
+
+static int open_db(sw_store *st)
+{
+    int flags = st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                           : SQLITE_OPEN_READONLY;
+
+    if (sqlite3_open_v2(st->path, &st->db, flags, NULL) != SQLITE_OK) {
+        int rc = st->db ? sqlite3_errcode(st->db) : SQLITE_NOMEM;
+
+        return sw_error_set(rc == SQLITE_CANTOPEN && !st->writer ? SW_ENOTFOUND
+                                                                 : code_of(rc),
+                            "store %s: open: %s", st->path,
+                            st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    }
+    sqlite3_busy_timeout(st->db, BUSY_MS);
+    return SW_OK;
+}
+
+/* WAL, synchronous=NORMAL and foreign keys for the writer. */
+static int configure(const sw_store *st)
+{
+    sqlite3_stmt *s = NULL;
+    int error = SW_OK;
+    const char *mode;
+
+    if (!st->writer)
+        return exec(st, "PRAGMA trusted_schema = OFF", "open");
+    if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL) !=
+            SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        error = fail(st, "open: journal_mode = WAL");
+        goto done;
+    }
+    mode = (const char *)sqlite3_column_text(s, 0);
+    if (!mode || strcasecmp(mode, "wal") != 0) {
+        error = sw_error_set(SW_EIO,
+                             "store %s: open: WAL mode refused "
+                             "(journal mode is %s)",
+                             st->path, mode ? mode : "unknown");
+        goto done;
+    }
+    error = exec(st,
+                 "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+                 " PRAGMA trusted_schema = OFF",
+                 "open");
+done:
+    sqlite3_finalize(s);
+    return error;
+}
+
+static int prepare_all(sw_store *st)
+{
+    for (int i = 0; i < Q_COUNT; i++) {
+        const char *sql = i == Q_BEGIN && !st->writer ? "BEGIN" : stmt_sql[i];
+
+        if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                               &st->stmt[i], NULL) != SQLITE_OK)
+            return fail(st, "open: prepare");
+    }
+    return SW_OK;
+}
+
+/* Opens the store at `path`; a writer creates, configures and migrates it.
+ * On failure *out is NULL and the error names the path. */
+int sw_store_open(sw_store **out, const char *path, bool writer)
+{
+    sw_store *st = sw_calloc(1, sizeof(*st));
+    int error;
+
+    *out = NULL;
+    st->path = sw_strdup(path);
+    st->writer = writer;
+    if ((error = open_db(st)) < 0 || (error = configure(st)) < 0 ||
+        (error = check_schema(st)) < 0 || (error = prepare_all(st)) < 0)
+        goto done;
+    *out = st;
+    st = NULL;
+done:
+    sw_store_close(st);
+    return error;
+}
+
+/* Closes the store; an open transaction is rolled back. Accepts NULL. */
+void sw_store_close(sw_store *st)
+{
+    if (!st)
+        return;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->qdb);
+    sqlite3_close(st->db);
+    free(st->path);
+    free(st);
+}
+
+/* ---- transactions ----------------------------------------------------- */
+
+static int step_done(const sw_store *st, sqlite3_stmt *s, const char *what)
+{
+    int error = SW_OK;
+
+    if (sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "%s", what);
+    finish(s);
+    return error;
+}
+
+/* Opens a transaction (BEGIN IMMEDIATE for a writer, so it never has to
+ * wait for the write lock halfway through); nesting is refused. */
+int sw_store_begin(sw_store *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        return sw_error_set(SW_EINVALID,
+                            "store %s: begin: a transaction is already open",
+                            st->path);
+    return step_done(st, st->stmt[Q_BEGIN], "begin");
+}
+
+/* Commits the open transaction; once this returns 0 it is on disk. */
+int sw_store_commit(sw_store *st)
+{
+    if (sqlite3_get_autocommit(st->db))
+        return sw_error_set(SW_EINVALID, "store %s: commit: no transaction",
+                            st->path);
+    return step_done(st, st->stmt[Q_COMMIT], "commit");
+}
+
+/* Abandons the open transaction, if any (then it does nothing). */
+int sw_store_rollback(sw_store *st)
+{
+    if (sqlite3_get_autocommit(st->db))
+        return SW_OK;
+    return step_done(st, st->stmt[Q_ROLLBACK], "rollback");
+}
+
+/* ---- sweeps ----------------------------------------------------------- */
+
+static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
+{
+    r->id = col_str(s, 0);
+    r->name = col_str(s, 1);
+    r->file = col_str(s, 2);
+    r->config = col_str(s, 3);
+    r->method = col_str(s, 4);
+    r->metric = col_str(s, 5);
+    r->goal = col_str(s, 6);
+    r->state = col_str(s, 7);
+    r->cwd = col_str(s, 8);
+    r->seed = (uint64_t)sqlite3_column_int64(s, 9);
+    r->parallel = sqlite3_column_int64(s, 10);
+    r->created_at = col_time(s, 11);
+    r->ended_at = col_time(s, 12);
+}
+
+/* Inserts a new sweep; a duplicate id or a missing required field is
+ * SW_EINVALID. The seed is stored as its two's-complement int64. */
+int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
+{
+    sqlite3_stmt *s = st->stmt[Q_PUT_SWEEP];
+    int error = SW_OK;
+
+    if (bind_str(s, 1, r->id) || bind_str(s, 2, r->name) ||
+        bind_str(s, 3, r->file) || bind_str(s, 4, r->config) ||
+        bind_str(s, 5, r->method) || bind_str(s, 6, r->metric) ||
+        bind_str(s, 7, r->goal) || bind_str(s, 8, r->state) ||
+        bind_str(s, 9, r->cwd) ||
+        sqlite3_bind_int64(s, 10, (sqlite3_int64)r->seed) ||
+        sqlite3_bind_int64(s, 11, r->parallel) ||
+        bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
+        sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* Steps a statement expected to give at most one sweep, bound to `key`:
+ * SW_ENOTFOUND (message not set) when it gives none. */
+static int fetch_sweep(sw_store *st, int q, const char *key, sw_sweep_rec *out)
+{
+    sqlite3_stmt *s = st->stmt[q];
+    int error = SW_OK;
+    int rc;
+
+    if (key && bind_str(s, 1, key) != SQLITE_OK) {
+        error = fail(st, "get sweep '%s'", key);
+        goto done;
+    }
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        read_sweep(s, out);
+    else if (rc == SQLITE_DONE)
+        error = SW_ENOTFOUND;
+    else
+        error = fail(st, "get sweep '%s'", key ? key : "(latest)");
+done:
+    finish(s);
+    return error;
+}
+
+/* The ids that start with `prefix`, at most 3 (enough to tell "one" from
+ * "ambiguous" and name a couple); *n gets how many. */
+static int sweep_prefix(sw_store *st, const char *prefix, char *ids[3], int *n)
+{
+    sqlite3_stmt *s = st->stmt[Q_SWEEP_PREFIX];
+    int error = SW_OK;
+    int rc;
+
+    *n = 0;
+    if (bind_str(s, 1, prefix) != SQLITE_OK) {
+        error = fail(st, "get sweep '%s'", prefix);
+        goto done;
+    }
+    while (*n < 3 && (rc = sqlite3_step(s)) == SQLITE_ROW)
+        ids[(*n)++] = col_str(s, 0);
+    if (*n < 3 && rc != SQLITE_DONE)
+        error = fail(st, "get sweep '%s'", prefix);
+done:
+    finish(s);
+    return error;
+}
+
+static int ambiguous(const sw_store *st, const char *key, char *ids[3], int n)
+{
+    return sw_error_set(SW_EINVALID,
+                        "store %s: sweep '%s' is ambiguous: it starts "
+                        "'%s', '%s'%s",
+                        st->path, key, ids[0], ids[1],
+                        n > 2 ? " and more" : "");
+}
+
+/* Looks up by exact id, then by unique id prefix, then by name (the
+ * latest of that name). A name wins over an ambiguous prefix. */
+int sw_store_get_sweep(sw_store *st, const char *key, sw_sweep_rec *out)
+{
+    char *ids[3] = {NULL, NULL, NULL};
+    int n = 0;
+    int error;
+
+    memset(out, 0, sizeof(*out));
+    error = fetch_sweep(st, Q_GET_SWEEP, key, out);
+    if (error != SW_ENOTFOUND || !key[0])
+        goto done;
+    if ((error = sweep_prefix(st, key, ids, &n)) < 0)
+        goto done;
+    if (n == 1)
+        error = fetch_sweep(st, Q_GET_SWEEP, ids[0], out);
+    else
+        error = fetch_sweep(st, Q_SWEEP_BY_NAME, key, out);
+    if (error == SW_ENOTFOUND && n > 1)
+        error = ambiguous(st, key, ids, n);
+done:
+    if (error == SW_ENOTFOUND)
+        error =
+            sw_error_set(SW_ENOTFOUND, "no sweep '%s' in %s", key, st->path);
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    return error;
+}
+
+/* The sweep created last; SW_ENOTFOUND when the store has none. */
+int sw_store_latest_sweep(sw_store *st, sw_sweep_rec *out)
+{
+    int error;
+
+    memset(out, 0, sizeof(*out));
+    error = fetch_sweep(st, Q_LATEST_SWEEP, NULL, out);
+    if (error == SW_ENOTFOUND)
+        error = sw_error_set(SW_ENOTFOUND, "no sweep in %s", st->path);
+    return error;
+}
+
+/* Sets a sweep's state and end time (0: not ended, NULL in the table). */
+int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
+                             double ended_at)
+{
+    sqlite3_stmt *s = st->stmt[Q_SET_SWEEP_STATE];
+    int error = SW_OK;
+
+    if (bind_str(s, 1, id) || bind_str(s, 2, state) ||
+        bind_time(s, 3, ended_at) || sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "set sweep '%s' %s", id, state ? state : "(null)");
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND, "no sweep '%s' in %s", id, st->path);
+    finish(s);
+    return error;
+}
+
+/* All sweeps, newest first; the caller disposes each and frees *out. */
+int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n)
+{
+    sqlite3_stmt *s = st->stmt[Q_LIST_SWEEPS];
+    sw_sweep_rec *recs = NULL;
+    size_t len = 0, cap = 0;
+    int error = SW_OK;
+    int rc;
+
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        sw_grow(&recs, &cap, len + 1, sizeof(*recs));
+        memset(&recs[len], 0, sizeof(*recs));
+        read_sweep(s, &recs[len++]);
+    }
+    if (rc != SQLITE_DONE) {
+        error = fail(st, "list sweeps");
+        while (len > 0)
+            sw_sweep_rec_dispose(&recs[--len]);
+        free(recs);
+        recs = NULL;
+    }
+    finish(s);
+    *out = recs;
+    *n = len;
+    return error;
+}
+
+/* ---- runs and metrics ------------------------------------------------- */
+
+/* ?1 and the mutable fields, ?2..?12: shared by put_run and update_run. */
+static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
+{
+    return bind_str(s, 1, r->id) ||
+           bind_str(s, 2, sw_run_state_name(r->state)) ||
+           bind_str(s, 3, r->reason) ||
+           (r->has_exit ? sqlite3_bind_int(s, 4, r->exit_code)
+                        : sqlite3_bind_null(s, 4)) ||
+           sqlite3_bind_int(s, 5, r->signal) ||
+           sqlite3_bind_int64(s, 6, r->attempts) ||
+           bind_time(s, 7, r->started_at) || bind_time(s, 8, r->ended_at) ||
+           sqlite3_bind_int64(s, 9, r->pid) ||
+           sqlite3_bind_int64(s, 10, r->pgid) ||
+           sqlite3_bind_int64(s, 11, r->stdout_offset) ||
+           bind_opt(s, 12, r->has_value, r->value);
+}
+
+static int read_run(sqlite3_stmt *s, sw_run_rec *r)
+{
+    r->id = col_str(s, 0);
+    r->sweep_id = col_str(s, 1);
+    r->idx = sqlite3_column_int64(s, 2);
+    r->cell = col_str(s, 3);
+    r->params = col_str(s, 4);
+    r->argv = col_str(s, 5);
+    r->reason = col_str(s, 7);
+    r->has_exit = sqlite3_column_type(s, 8) != SQLITE_NULL;
+    r->exit_code = sqlite3_column_int(s, 8);
+    r->signal = sqlite3_column_int(s, 9);
+    r->attempts = sqlite3_column_int64(s, 10);
+    r->created_at = col_time(s, 11);
+    r->started_at = col_time(s, 12);
+    r->ended_at = col_time(s, 13);
+    r->pid = sqlite3_column_int64(s, 14);
+    r->pgid = sqlite3_column_int64(s, 15);
+    r->stdout_offset = sqlite3_column_int64(s, 16);
+    r->has_value = sqlite3_column_type(s, 17) != SQLITE_NULL;
+    r->value = sqlite3_column_double(s, 17);
+    return sw_run_state_parse(&r->state,
+                              (const char *)sqlite3_column_text(s, 6));
+}
+
+/* Inserts a new run. A NaN value is stored as NULL (SQLite has no NaN). */
+int sw_store_put_run(sw_store *st, const sw_run_rec *r)
+{
+    sqlite3_stmt *s = st->stmt[Q_PUT_RUN];
+    int error = SW_OK;
+
+    if (bind_run_state(s, r) || bind_str(s, 13, r->sweep_id) ||
+        sqlite3_bind_int64(s, 14, r->idx) || bind_str(s, 15, r->cell) ||
+        bind_str(s, 16, r->params) || bind_str(s, 17, r->argv) ||
+        bind_time(s, 18, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "put run '%s'", r->id ? r->id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* Writes the mutable fields (state through value) of the run `r->id`;
+ * SW_ENOTFOUND when there is no such run. */
+int sw_store_update_run(sw_store *st, const sw_run_rec *r)
+{
+    sqlite3_stmt *s = st->stmt[Q_UPDATE_RUN];
+    int error = SW_OK;
+
+    if (bind_run_state(s, r) || sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "update run '%s'", r->id ? r->id : "(null)");
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND,
+                             "store %s: update run '%s': no "
+                             "such run",
+                             st->path, r->id ? r->id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* Reads the run `id` into *out (overwritten, not disposed first). */
+int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out)
+{
+    sqlite3_stmt *s = st->stmt[Q_GET_RUN];
+    int error = SW_OK;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (bind_str(s, 1, id) != SQLITE_OK) {
+        error = fail(st, "get run '%s'", id);
+        goto done;
+    }
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && (error = read_run(s, out)) < 0)
+        sw_run_rec_dispose(out);
+    else if (rc == SQLITE_DONE)
+        error = sw_error_set(SW_ENOTFOUND, "no run '%s' in %s", id, st->path);
+    else if (rc != SQLITE_ROW)
+        error = fail(st, "get run '%s'", id);
+done:
+    finish(s);
+    return error;
+}
+
+/* The runs of a sweep by idx; the caller disposes each and frees *out. */
+int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                       size_t *n)
+{
+    sqlite3_stmt *s = st->stmt[Q_LIST_RUNS];
+    sw_run_rec *recs = NULL;
+    size_t len = 0, cap = 0;
+    int error = SW_OK;
+    int rc = bind_str(s, 1, sweep_id);
+
+    while (rc == SQLITE_OK && error == SW_OK &&
+           (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        sw_grow(&recs, &cap, len + 1, sizeof(*recs));
+        memset(&recs[len], 0, sizeof(*recs));
+        error = read_run(s, &recs[len++]);
+        rc = SQLITE_OK;
+    }
+    if (error == SW_OK && rc != SQLITE_DONE)
+        error = fail(st, "list runs of '%s'", sweep_id);
+    if (error < 0) {
+        while (len > 0)
+            sw_run_rec_dispose(&recs[--len]);
+        free(recs);
+        recs = NULL;
+    }
+    finish(s);
+    *out = recs;
+    *n = len;
+    return error;
+}
+
+/* Records one metric value; step < 0 is NULL, and so is a NaN value. */
+int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
+                        const char *name, double value, double time)
+{
+    sqlite3_stmt *s = st->stmt[Q_PUT_METRIC];
+    int error = SW_OK;
+
+    if (bind_str(s, 1, run_id) ||
+        (step >= 0 ? sqlite3_bind_int64(s, 2, step)
+                   : sqlite3_bind_null(s, 2)) ||
+        bind_str(s, 3, name) || sqlite3_bind_double(s, 4, value) ||
+        sqlite3_bind_double(s, 5, time) || sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "put metric '%s' of run '%s'", name ? name : "(null)",
+                     run_id ? run_id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* ---- read-only queries ------------------------------------------------ */
+
+/* Functions a query may call, each between spaces: pure ones, without
+ * side effects, that can't reach a file, load code or allocate at will
+ * (zeroblob, randomblob). Anything else (load_extension, fts3_tokenizer,
+ * ...) is refused. json_* and jsonb_* are allowed by prefix. */
+static const char safe_functions[] =
+    " abs changes char coalesce concat concat_ws format glob hex ifnull iif"
+    " instr last_insert_rowid length like likelihood likely lower ltrim max"
+    " min nullif octet_length printf quote random replace round rtrim sign"
+    " soundex sqlite_version substr substring total_changes trim typeof"
+    " unhex unicode unlikely upper"
+    " avg count group_concat string_agg sum total"
+    " row_number rank dense_rank percent_rank cume_dist ntile lag lead"
+    " first_value last_value nth_value"
+    " date time datetime julianday unixepoch strftime timediff current_date"
+    " current_time current_timestamp"
+    " acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees"
+    " exp floor ln log log10 log2 mod pi pow power radians sin sinh sqrt tan"
+    " tanh trunc"
+    " json jsonb -> ->> ";
+
+static bool safe_function(const char *name)
+{
+    char key[64];
+    size_t n = name ? strlen(name) : 0;
+
+    if (n == 0 || n + 2 >= sizeof(key))
+        return false;
+    if (strncasecmp(name, "json_", 5) == 0 ||
+        strncasecmp(name, "jsonb_", 6) == 0)
+        return true;
+    key[0] = ' ';
+    for (size_t i = 0; i < n; i++)
+        key[i + 1] = (char)tolower((unsigned char)name[i]);
+    key[n + 1] = ' ';
+    key[n + 2] = '\0';
+    return strstr(safe_functions, key) != NULL;
+}
+
+/* The authorizer of the query connection: reads only. The first reason
+ * to refuse is kept for the error message. */
+static int query_auth(void *ud, int action, const char *a, const char *b,
+                      const char *db, const char *trigger)
+{
+    sw_store *st = ud;
+    char why[sizeof(st->refused)];
+
+    (void)a, (void)db, (void)trigger;
+    switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION:
+        if (safe_function(b))
+            return SQLITE_OK;
+        snprintf(why, sizeof(why), "function %s() is not allowed", b ? b : "?");
+        break;
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+        snprintf(why, sizeof(why), "ATTACH and DETACH are not allowed");
+        break;
+    case SQLITE_PRAGMA:
+        snprintf(why, sizeof(why), "PRAGMA is not allowed");
+        break;
+    default:
+        snprintf(why, sizeof(why), "not a read-only statement");
+        break;
+    }
+    if (!st->refused[0])
+        memcpy(st->refused, why, sizeof(why));
+    return SQLITE_DENY;
+}
+
+/* The first use of an eponymous virtual table on a connection compiles an
+ * internal UPDATE of sqlite_master, which the authorizer would refuse; the
+ * JSON table functions are pure, so they are set up before it is on. */
+static void warm_up(sqlite3 *db)
+{
+    static const char *const sql[] = {"SELECT * FROM json_each('[]')",
+                                      "SELECT * FROM json_tree('[]')"};
+
+    for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+        sqlite3_stmt *s = NULL;
+
+        sqlite3_prepare_v2(db, sql[i], -1, &s, NULL);
+        sqlite3_finalize(s);
+    }
+}
+
+/* Opens the read-only query connection on first use. */
+static int query_open(sw_store *st)
+{
+    sqlite3 *db = NULL;
+    int error = SW_OK;
+
+    if (st->qdb)
+        return SW_OK;
+    if (sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READONLY, NULL) ||
+        sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL) ||
+        sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) ||
+        sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) ||
+        sqlite3_exec(db, "PRAGMA query_only = 1", NULL, NULL, NULL)) {
+        error = sw_error_set(SW_EIO, "store %s: query: open: %s", st->path,
+                             db ? sqlite3_errmsg(db) : "out of memory");
+        goto done;
+    }
+    sqlite3_busy_timeout(db, BUSY_MS);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    warm_up(db);
+    sqlite3_set_authorizer(db, query_auth, st);
+    st->qdb = db;
+    db = NULL;
+done:
+    sqlite3_close(db);
+    return error;
+}
+
+static int refuse(const char *why)
+{
+    return sw_error_set(SW_EINVALID, "query refused: %s", why);
+}
+
+/* After the first statement only blanks, ';' and comments may follow. */
+static int only_one(sw_store *st, const char *tail)
+{
+    while (*tail) {
+        sqlite3_stmt *next = NULL;
+        const char *rest = tail;
+        int rc;
+
+        if (isspace((unsigned char)*tail) || *tail == ';') {
+            tail++;
+            continue;
+        }
+        rc = sqlite3_prepare_v2(st->qdb, tail, -1, &next, &rest);
+        sqlite3_finalize(next);
+        if (rc != SQLITE_OK || next || rest == tail)
+            return refuse("one statement at a time");
+        tail = rest;
+    }
+    return SW_OK;
+}
+
+static int query_prepare(sw_store *st, const char *sql, sqlite3_stmt **out)
+{
+    const char *tail = NULL;
+
+    st->refused[0] = '\0';
+    if (sqlite3_prepare_v2(st->qdb, sql, -1, out, &tail) != SQLITE_OK) {
+        if (st->refused[0])
+            return refuse(st->refused);
+        return sw_error_set(SW_EINVALID, "SQL error: %s",
+                            sqlite3_errmsg(st->qdb));
+    }
+    if (!*out)
+        return refuse("no statement");
+    if (!sqlite3_stmt_readonly(*out))
+        return refuse("not a read-only statement");
+    return only_one(st, tail);
+}
+
+/* A result column as a value: BLOBs become hex, or "<blob N bytes>". */
+static sw_value *col_value(sqlite3_stmt *s, int i)
+{
+    const unsigned char *p;
+    int n = sqlite3_column_bytes(s, i);
+    sw_buf b = SW_BUF_INIT;
+    sw_value *v;
+
+    switch (sqlite3_column_type(s, i)) {
+    case SQLITE_INTEGER:
+        return sw_value_int(sqlite3_column_int64(s, i));
+    case SQLITE_FLOAT:
+        return sw_value_float(sqlite3_column_double(s, i));
+    case SQLITE_TEXT:
+        p = sqlite3_column_text(s, i);
+        return sw_value_strn((const char *)p,
+                             (size_t)sqlite3_column_bytes(s, i));
+    case SQLITE_BLOB:
+        break;
+    default:
+        return sw_value_null();
+    }
+    p = sqlite3_column_blob(s, i);
+    if (n > BLOB_HEX_MAX)
+        sw_buf_printf(&b, "<blob %d bytes>", n);
+    for (int k = 0; n <= BLOB_HEX_MAX && k < n; k++)
+        sw_buf_printf(&b, "%02x", p[k]);
+    v = sw_value_str(sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    return v;
+}
+
+/* Calls `row` with the names, then with each row; stops at the first
+ * non-zero answer and returns it. */
+static int query_rows(sw_store *st, sqlite3_stmt *s, sw_store_row_fn row,
+                      void *ctx)
+{
+    int ncols = sqlite3_column_count(s);
+    char **names = sw_calloc((size_t)ncols, sizeof(*names));
+    sw_value **vals = sw_calloc((size_t)ncols, sizeof(*vals));
+    int rc = SQLITE_DONE;
+    int error;
+
+    for (int i = 0; i < ncols; i++) {
+        const char *name = sqlite3_column_name(s, i);
+
+        names[i] = sw_strdup(name ? name : "");
+    }
+    error = row(ctx, -1, ncols, (const char *const *)names, NULL);
+    for (int64_t r = 0; error == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW;
+         r++) {
+        for (int i = 0; i < ncols; i++)
+            vals[i] = col_value(s, i);
+        error = row(ctx, r, ncols, (const char *const *)names,
+                    (const sw_value *const *)vals);
+        for (int i = 0; i < ncols; i++)
+            sw_value_free(vals[i]);
+    }
+    if (error == 0 && rc != SQLITE_DONE)
+        error = st->refused[0] ? refuse(st->refused)
+                               : sw_error_set(SW_EINVALID, "SQL error: %s",
+                                              sqlite3_errmsg(st->qdb));
+    for (int i = 0; i < ncols; i++)
+        free(names[i]);
+    free(names);
+    free(vals);
+    return error;
+}
+
+/* Runs one read-only statement on the committed state of the store. A
+ * refused or failing statement is SW_EINVALID with one line ("query
+ * refused: ...", "SQL error: ..."); a non-zero answer of `row` stops the
+ * query and is returned as is. For the header row, `values` is NULL. */
+int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
+                   void *ctx)
+{
+    sqlite3_stmt *s = NULL;
+    int error;
+
+    if ((error = query_open(st)) < 0 ||
+        (error = query_prepare(st, sql, &s)) < 0)
+        goto done;
+    error = query_rows(st, s, row, ctx);
+done:
+    sqlite3_finalize(s);
+    return error;
+}
