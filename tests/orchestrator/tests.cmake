@@ -1,0 +1,1 @@
+sw_test(orchestrator store sw_store)
