@@ -1,0 +1,1 @@
+sw_test(backends local sw_backends)
