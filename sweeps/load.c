@@ -772,7 +772,9 @@ int sw_spec_parse(sw_spec **out, const char *name, const char *text,
     if (diags->errors == errors) {
         spec->doc = r.root;
         r.root = NULL;
-        qsort(keys.items, keys.len, sizeof(*keys.items), sw_spec__key_cmp);
+        if (keys.len > 1)
+            qsort(keys.items, keys.len, sizeof(*keys.items),
+                  sw_spec__key_cmp);
         sw_spec__build(spec, &keys, diags);
     }
     reader_dispose(&r);

@@ -1,3 +1,5 @@
 sw_test(sweeps value sw_sweeps)
 sw_test(sweeps cases sw_sweeps)
 add_dependencies(test_sweeps_cases sweep)
+sw_test(sweeps yaml11 sw_sweeps)
+sw_test(sweeps load sw_sweeps)
