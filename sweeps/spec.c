@@ -809,7 +809,10 @@ static void check_leaf_keys(ctx *c, const sw_value *v, const char *path,
         if (strcmp(k, "distribution") == 0 || has_word(d->keys, k))
             continue;
         kp = join(path, k);
-        if (has_word(ALL_PARAM_KEYS, k))
+        if (strcmp(k, "probabilities") == 0)
+            err(c, v->u.map.vals[i], kp, "needs distribution "
+                "categorical_w_probabilities, or none (as in W&B)");
+        else if (has_word(ALL_PARAM_KEYS, k))
             err(c, v->u.map.vals[i], kp, "%s parameters take only %s",
                 d->name, sw_buf_cstr(&allowed));
         else
@@ -864,17 +867,15 @@ static void check_param(ctx *c, const sw_value *v, const char *path,
         check_leaf(c, v, path, pp);
         return;
     }
-    for (i = 0; i < v->u.map.len; i++) {
-        if (strcmp(v->u.map.keys[i], "parameters") == 0)
-            continue;
+    for (i = 0; i < v->u.map.len; i++) { /* in document order */
         np = join(path, v->u.map.keys[i]);
-        err(c, v->u.map.vals[i], np,
-            "a parameter with nested parameters takes no other key");
+        if (v->u.map.vals[i] == nested)
+            check_params(c, nested, np, pp);
+        else
+            err(c, v->u.map.vals[i], np,
+                "a parameter with nested parameters takes no other key");
         free(np);
     }
-    np = join(path, "parameters");
-    check_params(c, nested, np, pp);
-    free(np);
 }
 
 static void param_key(ctx *c, const char *key, const sw_value *v,
