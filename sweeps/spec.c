@@ -287,15 +287,15 @@ static const char *want_enum(ctx *c, const sw_value *v, const char *path,
                              const char *what, const char *const *allowed)
 {
     sw_buf b = SW_BUF_INIT;
-    size_t i;
+    size_t i, n;
 
     if (!want(c, v, path, SW_STR))
         return NULL;
-    for (i = 0; allowed[i]; i++)
-        if (strcmp(v->u.s, allowed[i]) == 0)
-            return allowed[i];
-    for (i = 0; allowed[i]; i++)
-        sw_buf_printf(&b, "%s%s", i ? (allowed[i + 1] ? ", " : " or ") : "",
+    for (n = 0; allowed[n]; n++)
+        if (strcmp(v->u.s, allowed[n]) == 0)
+            return allowed[n];
+    for (i = 0; i < n; i++)
+        sw_buf_printf(&b, "%s%s", i ? (i + 1 < n ? ", " : " or ") : "",
                       allowed[i]);
     err(c, v, path, "unknown %s '%s' (expected %s)", what, v->u.s,
         sw_buf_cstr(&b));
