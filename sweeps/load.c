@@ -199,12 +199,10 @@ static void merge_one(reader *r, frame *f, const sw_value *m, int line,
 static void merge_into(reader *r, frame *f, sw_value *v)
 {
     size_t i;
-    bool ok = v->type == SW_MAP;
+    bool ok = v->type == SW_MAP || v->type == SW_LIST;
 
-    for (i = 0; v->type == SW_LIST && i < v->u.list.len; i++)
+    for (i = 0; ok && v->type == SW_LIST && i < v->u.list.len; i++)
         ok = v->u.list.items[i]->type == SW_MAP;
-    if (v->type == SW_LIST && v->u.list.len == 0)
-        ok = false;
     if (!ok)
         problem(r, false, f->kline, f->kcol,
                 "a merge key (<<) takes a mapping or a list of mappings");

@@ -342,6 +342,12 @@ static void test_hostile_input(void **state)
     assert_int_equal(parse(&s, "s.yaml", "a: &x [*x]\n", &problems),
                      SW_EINVALID);
     free(problems);
+    /* every item of a merge list must be a mapping, not only the last */
+    assert_int_equal(parse(&s, "s.yaml", "method: grid\nparameters: "
+                           "{a: {<<: [1, {value: 1}]}}\n", &problems),
+                     SW_EINVALID);
+    assert_non_null(strstr(problems, "a merge key (<<) takes a mapping"));
+    free(problems);
     sw_buf_dispose(&b);
 }
 
