@@ -23,8 +23,8 @@
 
 #include "sweeps/yaml11.h"
 
-#define MAX_DEPTH 64                /* nested lists and mappings */
-#define MAX_ALIAS_NODES 1000000     /* values made by copying aliases */
+#define MAX_DEPTH 64            /* nested lists and mappings */
+#define MAX_ALIAS_NODES 1000000 /* values made by copying aliases */
 #define TAG_MERGE "tag:yaml.org,2002:merge"
 
 typedef struct {
@@ -179,8 +179,7 @@ static void assemble_map(reader *r, frame *f)
     free(owns);
 }
 
-static void merge_one(reader *r, frame *f, const sw_value *m, int line,
-                      int col)
+static void merge_one(reader *r, frame *f, const sw_value *m, int line, int col)
 {
     size_t i;
     sw_value *c;
@@ -189,8 +188,7 @@ static void merge_one(reader *r, frame *f, const sw_value *m, int line,
         c = copy_within_budget(r, m->u.map.vals[i],
                                count_nodes(m->u.map.vals[i]), line, col);
         if (c)
-            pairs_add(&f->merged, sw_strdup(m->u.map.keys[i]), c, line,
-                      col);
+            pairs_add(&f->merged, sw_strdup(m->u.map.keys[i]), c, line, col);
     }
 }
 
@@ -214,8 +212,8 @@ static void merge_into(reader *r, frame *f, sw_value *v)
     bury(r, v);
 }
 
-static void register_anchor(reader *r, char *name, const sw_value *v,
-                            int line, int col)
+static void register_anchor(reader *r, char *name, const sw_value *v, int line,
+                            int col)
 {
     size_t i;
 
@@ -270,8 +268,7 @@ static void deliver(reader *r, sw_value *v, char *anchor_name)
 static void mark_of(const yaml_mark_t *m, int *line, int *col)
 {
     *line = m->line + 1 > (size_t)INT32_MAX ? INT32_MAX : (int)m->line + 1;
-    *col = m->column + 1 > (size_t)INT32_MAX ? INT32_MAX
-                                              : (int)m->column + 1;
+    *col = m->column + 1 > (size_t)INT32_MAX ? INT32_MAX : (int)m->column + 1;
 }
 
 static char *dup_anchor(const yaml_char_t *a)
@@ -337,8 +334,7 @@ static void on_key(reader *r, frame *f, const yaml_event_t *ev, int line,
         k = scalar_value(r, ev, line, col);
     f->key = key_text(k);
     if (ev->data.scalar.anchor)
-        register_anchor(r, dup_anchor(ev->data.scalar.anchor), k, line,
-                        col);
+        register_anchor(r, dup_anchor(ev->data.scalar.anchor), k, line, col);
     bury(r, k);
 }
 
@@ -368,8 +364,7 @@ static void on_alias(reader *r, const yaml_event_t *ev, int line, int col)
                 "an alias to an anchor not defined before it");
         return;
     }
-    v = copy_within_budget(r, r->anchors[i].v, r->anchors[i].size, line,
-                           col);
+    v = copy_within_budget(r, r->anchors[i].v, r->anchors[i].size, line, col);
     if (!v)
         return;
     if (f && f->v->type == SW_MAP && !f->has_key && v->type != SW_LIST &&
@@ -390,17 +385,17 @@ static bool collection_tag_ok(const yaml_char_t *tag, bool map)
     const char *t = (const char *)tag;
 
     return !t || strcmp(t, "!") == 0 ||
-           strcmp(t, map ? "tag:yaml.org,2002:map"
-                         : "tag:yaml.org,2002:seq") == 0;
+           strcmp(t, map ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq") ==
+               0;
 }
 
 static void on_start(reader *r, const yaml_event_t *ev, bool map, int line,
                      int col)
 {
-    const yaml_char_t *tag = map ? ev->data.mapping_start.tag
-                                 : ev->data.sequence_start.tag;
-    const yaml_char_t *anc = map ? ev->data.mapping_start.anchor
-                                 : ev->data.sequence_start.anchor;
+    const yaml_char_t *tag =
+        map ? ev->data.mapping_start.tag : ev->data.sequence_start.tag;
+    const yaml_char_t *anc =
+        map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
     frame *f;
 
     if (r->depth == MAX_DEPTH) {
@@ -588,8 +583,7 @@ static sw_value *json_object(reader *r, scan *sc, const cJSON *node,
         advance(sc, 1); /* : */
         v = json_value(r, sc, c, depth + 1);
         if (v)
-            pairs_add(&f.own, sw_strdup(c->string ? c->string : ""), v, kl,
-                      kc);
+            pairs_add(&f.own, sw_strdup(c->string ? c->string : ""), v, kl, kc);
         skip_ws(sc);
         advance(sc, 1); /* , or } */
     }
@@ -657,8 +651,8 @@ static sw_value *json_value(reader *r, scan *sc, const cJSON *node,
     return v;
 }
 
-static void json_error(reader *r, const char *text, size_t len,
-                       const char *at, const char *what)
+static void json_error(reader *r, const char *text, size_t len, const char *at,
+                       const char *what)
 {
     scan sc = {text, len, 0, 1, 1};
 
@@ -703,8 +697,7 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void read_any(reader *r, const char *name, const char *text,
-                     size_t len)
+static void read_any(reader *r, const char *name, const char *text, size_t len)
 {
     size_t i = 0;
 
@@ -752,13 +745,13 @@ static sw_spec *spec_new(const char *name, const char *text, size_t len)
     return spec;
 }
 
-int sw_spec_parse(sw_spec **out, const char *name, const char *text,
-                  size_t len, sw_diags *diags)
+int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,
+                  sw_diags *diags)
 {
     sw_spec__keys keys = {NULL, 0, 0};
     size_t errors = diags->errors;
-    sw_spec *spec = spec_new(name ? name : "<input>", text ? text : "",
-                             text ? len : 0);
+    sw_spec *spec =
+        spec_new(name ? name : "<input>", text ? text : "", text ? len : 0);
     reader r;
     char *first;
 
@@ -771,8 +764,7 @@ int sw_spec_parse(sw_spec **out, const char *name, const char *text,
         spec->doc = r.root;
         r.root = NULL;
         if (keys.len > 1)
-            qsort(keys.items, keys.len, sizeof(*keys.items),
-                  sw_spec__key_cmp);
+            qsort(keys.items, keys.len, sizeof(*keys.items), sw_spec__key_cmp);
         sw_spec__build(spec, &keys, diags);
     }
     reader_dispose(&r);

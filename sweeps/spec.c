@@ -24,12 +24,23 @@
 #define MAX_PARAM_DEPTH 64
 
 static const char *const dist_names[SW_DIST__COUNT] = {
-    "constant",        "categorical",          "int_uniform",
-    "uniform",         "q_uniform",            "log_uniform",
-    "log_uniform_values", "q_log_uniform",     "q_log_uniform_values",
-    "inv_log_uniform", "inv_log_uniform_values", "normal",
-    "q_normal",        "log_normal",           "q_log_normal",
-    "beta",            "q_beta",
+    "constant",
+    "categorical",
+    "int_uniform",
+    "uniform",
+    "q_uniform",
+    "log_uniform",
+    "log_uniform_values",
+    "q_log_uniform",
+    "q_log_uniform_values",
+    "inv_log_uniform",
+    "inv_log_uniform_values",
+    "normal",
+    "q_normal",
+    "log_normal",
+    "q_log_normal",
+    "beta",
+    "q_beta",
 };
 
 /* The keys each distribution takes besides `distribution`, and those it
@@ -43,14 +54,13 @@ typedef struct {
 static const dist_info dists[] = {
     {"constant", SW_DIST_CONSTANT, "value", "value"},
     {"categorical", SW_DIST_CATEGORICAL, "values", "values"},
-    {"categorical_w_probabilities", SW_DIST_CATEGORICAL,
-     "values probabilities", "values probabilities"},
+    {"categorical_w_probabilities", SW_DIST_CATEGORICAL, "values probabilities",
+     "values probabilities"},
     {"int_uniform", SW_DIST_INT_UNIFORM, "min max", "min max"},
     {"uniform", SW_DIST_UNIFORM, "min max", "min max"},
     {"q_uniform", SW_DIST_Q_UNIFORM, "min max q", "min max"},
     {"log_uniform", SW_DIST_LOG_UNIFORM, "min max", "min max"},
-    {"log_uniform_values", SW_DIST_LOG_UNIFORM_VALUES, "min max",
-     "min max"},
+    {"log_uniform_values", SW_DIST_LOG_UNIFORM_VALUES, "min max", "min max"},
     {"q_log_uniform", SW_DIST_Q_LOG_UNIFORM, "min max q", "min max"},
     {"q_log_uniform_values", SW_DIST_Q_LOG_UNIFORM_VALUES, "min max q",
      "min max"},
@@ -66,7 +76,7 @@ static const dist_info dists[] = {
 };
 
 #define N_DISTS (sizeof(dists) / sizeof(*dists))
-#define ALL_PARAM_KEYS \
+#define ALL_PARAM_KEYS                                                         \
     "value values probabilities min max q mu sigma a b distribution"
 
 const char *sw_dist_name(sw_dist d)
@@ -136,10 +146,10 @@ static void report(ctx *c, bool warning, const sw_value *at, bool at_value,
 }
 
 /* An error about `at`, shown at its key. */
-static void err(ctx *c, const sw_value *at, const char *path,
-                const char *fmt, ...) SW_PRINTF(4, 5);
-static void err(ctx *c, const sw_value *at, const char *path,
-                const char *fmt, ...)
+static void err(ctx *c, const sw_value *at, const char *path, const char *fmt,
+                ...) SW_PRINTF(4, 5);
+static void err(ctx *c, const sw_value *at, const char *path, const char *fmt,
+                ...)
 {
     va_list ap;
 
@@ -161,10 +171,10 @@ static void warn_value(ctx *c, const sw_value *at, const char *path,
     va_end(ap);
 }
 
-static void warn(ctx *c, const sw_value *at, const char *path,
-                 const char *fmt, ...) SW_PRINTF(4, 5);
-static void warn(ctx *c, const sw_value *at, const char *path,
-                 const char *fmt, ...)
+static void warn(ctx *c, const sw_value *at, const char *path, const char *fmt,
+                 ...) SW_PRINTF(4, 5);
+static void warn(ctx *c, const sw_value *at, const char *path, const char *fmt,
+                 ...)
 {
     va_list ap;
 
@@ -206,16 +216,15 @@ static bool written_plain(const ctx *c, const sw_value *v)
 
 static void describe(sw_buf *b, const sw_value *v)
 {
-    static const char *const names[] = {"null",   "a boolean", "an integer",
-                                        "a float", "a string", "a list",
+    static const char *const names[] = {"null",     "a boolean", "an integer",
+                                        "a float",  "a string",  "a list",
                                         "a mapping"};
 
     sw_buf_puts(b, names[v->type]);
     if (v->type == SW_STR) {
         sw_buf_puts(b, " ");
         sw_value_write_pyrepr(b, v);
-    } else if (v->type != SW_LIST && v->type != SW_MAP &&
-               v->type != SW_NULL) {
+    } else if (v->type != SW_LIST && v->type != SW_MAP && v->type != SW_NULL) {
         sw_buf_puts(b, " (");
         sw_value_write_py(b, v);
         sw_buf_puts(b, ")");
@@ -246,7 +255,7 @@ static void wrong_type(ctx *c, const sw_value *v, const char *path,
 
 static bool want(ctx *c, const sw_value *v, const char *path, sw_type t)
 {
-    static const char *const names[] = {"null",    "a boolean", "an integer",
+    static const char *const names[] = {"null",     "a boolean", "an integer",
                                         "a number", "a string",  "a list",
                                         "a mapping"};
 
@@ -315,8 +324,8 @@ static void set_str(ctx *c, const sw_value *v, const char *path, char **dst)
 typedef void (*key_fn)(ctx *c, const char *key, const sw_value *v,
                        const char *path, void *arg);
 
-static void each_key(ctx *c, const sw_value *map, const char *path,
-                     key_fn fn, void *arg)
+static void each_key(ctx *c, const sw_value *map, const char *path, key_fn fn,
+                     void *arg)
 {
     size_t i;
     char *p;
@@ -333,7 +342,6 @@ static void unknown_key(ctx *c, const sw_value *v, const char *path,
 {
     err(c, v, path, "unknown key (expected one of: %s)", allowed);
 }
-
 
 /* Levenshtein distance, capped: enough to suggest a misspelt key. */
 static size_t distance(const char *a, const char *b)
@@ -491,8 +499,10 @@ static double *check_probs(ctx *c, const sw_value *pr, const char *path,
     if (!want(c, pr, path, SW_LIST))
         return NULL;
     if (pr->u.list.len != n) {
-        err(c, pr, path, "has %zu entries and values has %zu: they must "
-            "match one to one", pr->u.list.len, n);
+        err(c, pr, path,
+            "has %zu entries and values has %zu: they must "
+            "match one to one",
+            pr->u.list.len, n);
         return NULL;
     }
     probs = sw_calloc(n, sizeof(double));
@@ -594,8 +604,7 @@ static bool fill_number(ctx *c, const sw_value *v, const char *path,
     return ok;
 }
 
-static bool int_bound(ctx *c, const sw_value *x, const char *path,
-                      int64_t *out)
+static bool int_bound(ctx *c, const sw_value *x, const char *path, int64_t *out)
 {
     sw_buf b = SW_BUF_INIT;
 
@@ -604,8 +613,7 @@ static bool int_bound(ctx *c, const sw_value *x, const char *path,
         return true;
     }
     describe(&b, x);
-    err(c, x, path, "int_uniform needs an integer, not %s",
-        sw_buf_cstr(&b));
+    err(c, x, path, "int_uniform needs an integer, not %s", sw_buf_cstr(&b));
     sw_buf_dispose(&b);
     return false;
 }
@@ -633,8 +641,7 @@ static bool takes_values(sw_dist d)
            d == SW_DIST_INV_LOG_UNIFORM_VALUES;
 }
 
-static void fill_range(ctx *c, sw_param *p, const sw_value *v,
-                       const char *path)
+static void fill_range(ctx *c, sw_param *p, const sw_value *v, const char *path)
 {
     const sw_value *mn = sw_value_map_get(v, "min");
     const sw_value *mx = sw_value_map_get(v, "max");
@@ -652,14 +659,15 @@ static void fill_range(ctx *c, sw_param *p, const sw_value *v,
     if (ok)
         check_order(c, p, mn, mx, pmin);
     if (ok && takes_values(p->dist) && !(p->min > 0))
-        err(c, mn, pmin, "must be greater than 0 (%s takes the values "
-            "themselves, not their logarithms)", sw_dist_name(p->dist));
+        err(c, mn, pmin,
+            "must be greater than 0 (%s takes the values "
+            "themselves, not their logarithms)",
+            sw_dist_name(p->dist));
     free(pmin);
     free(pmax);
 }
 
-static void fill_leaf(ctx *c, sw_param *p, const sw_value *v,
-                      const char *path)
+static void fill_leaf(ctx *c, sw_param *p, const sw_value *v, const char *path)
 {
     const sw_value *q = sw_value_map_get(v, "q");
     char *vp;
@@ -675,12 +683,15 @@ static void fill_leaf(ctx *c, sw_param *p, const sw_value *v,
     case SW_DIST_CATEGORICAL:
         fill_values(c, p, v, path);
         break;
-    case SW_DIST_NORMAL: case SW_DIST_Q_NORMAL: case SW_DIST_LOG_NORMAL:
+    case SW_DIST_NORMAL:
+    case SW_DIST_Q_NORMAL:
+    case SW_DIST_LOG_NORMAL:
     case SW_DIST_Q_LOG_NORMAL:
         fill_number(c, v, path, "mu", &p->mu, -INFINITY, true);
         fill_number(c, v, path, "sigma", &p->sigma, 0.0, false);
         break;
-    case SW_DIST_BETA: case SW_DIST_Q_BETA:
+    case SW_DIST_BETA:
+    case SW_DIST_Q_BETA:
         fill_number(c, v, path, "a", &p->a, 0.0, true);
         fill_number(c, v, path, "b", &p->b, 0.0, true);
         break;
@@ -693,8 +704,7 @@ static void fill_leaf(ctx *c, sw_param *p, const sw_value *v,
 
 /* The distribution a parameter declares, or the one W&B infers from its
  * keys; NULL (with the problems recorded) when there is none. */
-static const dist_info *infer_dist(ctx *c, const sw_value *v,
-                                   const char *path)
+static const dist_info *infer_dist(ctx *c, const sw_value *v, const char *path)
 {
     const sw_value *mn = sw_value_map_get(v, "min");
     const sw_value *mx = sw_value_map_get(v, "max");
@@ -727,17 +737,18 @@ static const dist_info *infer_dist(ctx *c, const sw_value *v,
         err(c, v, path, "%s is missing: min and max go together",
             mn ? "max" : "min");
     else if (v->u.map.len)
-        err(c, v, path, "needs a distribution: W&B infers only constant "
+        err(c, v, path,
+            "needs a distribution: W&B infers only constant "
             "(value), categorical (values) and int_uniform or uniform "
             "(min and max)");
     else
-        err(c, v, path, "needs value, values, or min and max (or a "
+        err(c, v, path,
+            "needs value, values, or min and max (or a "
             "distribution)");
     return NULL;
 }
 
-static const dist_info *param_dist(ctx *c, const sw_value *v,
-                                   const char *path)
+static const dist_info *param_dist(ctx *c, const sw_value *v, const char *path)
 {
     const sw_value *d = sw_value_map_get(v, "distribution");
     const dist_info *info = NULL;
@@ -810,11 +821,12 @@ static void check_leaf_keys(ctx *c, const sw_value *v, const char *path,
             continue;
         kp = join(path, k);
         if (strcmp(k, "probabilities") == 0)
-            err(c, v->u.map.vals[i], kp, "needs distribution "
+            err(c, v->u.map.vals[i], kp,
+                "needs distribution "
                 "categorical_w_probabilities, or none (as in W&B)");
         else if (has_word(ALL_PARAM_KEYS, k))
-            err(c, v->u.map.vals[i], kp, "%s parameters take only %s",
-                d->name, sw_buf_cstr(&allowed));
+            err(c, v->u.map.vals[i], kp, "%s parameters take only %s", d->name,
+                sw_buf_cstr(&allowed));
         else
             unknown_key_in(c, k, v->u.map.vals[i], kp, d->keys);
         free(kp);
@@ -884,7 +896,8 @@ static void param_key(ctx *c, const char *key, const sw_value *v,
     param_path *pp = arg;
 
     if (!valid_name(key)) {
-        err(c, v, path, "a parameter name must match "
+        err(c, v, path,
+            "a parameter name must match "
             "[A-Za-z_][A-Za-z0-9_.-]* (W&B's rule)");
         return;
     }
@@ -988,7 +1001,8 @@ static void top_controller(ctx *c, const sw_value *v, const char *path)
 static void top_unsupported(ctx *c, const sw_value *v, const char *path)
 {
     if (strcmp(path, "metrics") == 0)
-        err(c, v, path, "several metrics (W&B's custom method) are not "
+        err(c, v, path,
+            "several metrics (W&B's custom method) are not "
             "supported by sweep; use metric");
     else
         err(c, v, path, "W&B's launch scheduler is not supported by sweep");
@@ -1023,8 +1037,8 @@ static void metric_key(ctx *c, const char *key, const sw_value *v,
 {
     static const char *const goals[] = {"minimize", "maximize", NULL};
     static const char *const imputes[] = {"latest", "best", "worst", NULL};
-    static const char *const running[] = {"latest", "best", "worst",
-                                          "false", NULL};
+    static const char *const running[] = {"latest", "best", "worst", "false",
+                                          NULL};
     sw_metric *m = &c->spec->metric;
     const char *s;
 
@@ -1075,8 +1089,8 @@ static void et_s(ctx *c, const sw_value *v, const char *path, int64_t *s)
         *s = (int64_t)d;
 }
 
-static void et_key(ctx *c, const char *key, const sw_value *v,
-                   const char *path, void *arg)
+static void et_key(ctx *c, const char *key, const sw_value *v, const char *path,
+                   void *arg)
 {
     static const char *const types[] = {"hyperband", NULL};
     sw_early_terminate *et = &c->spec->early_terminate;
@@ -1099,8 +1113,9 @@ static void et_key(ctx *c, const char *key, const sw_value *v,
         if (want(c, v, path, SW_BOOL))
             et->strict = v->u.b;
     } else {
-        unknown_key_in(c, key, v, path, "type min_iter max_iter s eta "
-                                        "strict");
+        unknown_key_in(c, key, v, path,
+                       "type min_iter max_iter s eta "
+                       "strict");
     }
 }
 
@@ -1125,7 +1140,8 @@ static void top_command(ctx *c, const sw_value *v, const char *path)
     if (!want(c, v, path, SW_LIST))
         return;
     if (v->u.list.len == 0) {
-        err(c, v, path, "must not be empty (leave it out for W&B's "
+        err(c, v, path,
+            "must not be empty (leave it out for W&B's "
             "default command)");
         return;
     }
@@ -1152,8 +1168,7 @@ static void top_retries(ctx *c, const sw_value *v, const char *path)
 
 static void top_timeout(ctx *c, const sw_value *v, const char *path)
 {
-    if (want_number(c, v, path, &c->spec->timeout) &&
-        !(c->spec->timeout > 0))
+    if (want_number(c, v, path, &c->spec->timeout) && !(c->spec->timeout > 0))
         err(c, v, path, "must be a number of seconds greater than 0");
 }
 
@@ -1202,7 +1217,8 @@ static void gpu_memory(ctx *c, const sw_value *v, const char *path)
 
     if (v->type == SW_STR) {
         if (!parse_memory(v->u.s, &mb)) {
-            err(c, v, path, "must be a size such as 10GB or 512MB, or a "
+            err(c, v, path,
+                "must be a size such as 10GB or 512MB, or a "
                 "number of MB");
             return;
         }
@@ -1306,7 +1322,8 @@ static void check_required(ctx *c, const sw_value *doc)
     bool metric = sw_value_map_get(doc, "metric") != NULL;
 
     if (!method)
-        err(c, doc, "method", "missing: a sweep needs a method (grid, "
+        err(c, doc, "method",
+            "missing: a sweep needs a method (grid, "
             "random or bayes)");
     if (!sw_value_map_get(doc, "parameters"))
         err(c, doc, "parameters", "missing: a sweep needs parameters");
@@ -1317,8 +1334,7 @@ static void check_required(ctx *c, const sw_value *doc)
         err(c, et, "early_terminate", "needs a metric to compare runs by");
 }
 
-void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys,
-                    sw_diags *diags)
+void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
 {
     ctx c = {spec, diags, keys, 0};
     const sw_value *doc = spec->doc;
@@ -1344,8 +1360,7 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys,
     each_key(&c, doc, "", top_key, NULL);
     check_required(&c, doc);
     if (spec->n_params > 1)
-        qsort(spec->params, spec->n_params, sizeof(*spec->params),
-              param_cmp);
+        qsort(spec->params, spec->n_params, sizeof(*spec->params), param_cmp);
 }
 
 /* The spec --------------------------------------------------------------- */

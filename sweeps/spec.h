@@ -146,7 +146,6 @@ int sw_spec__key_cmp(const void *a, const void *b);
 /* Validates spec->doc (spec->file and spec->source set) into the rest of
  * `spec`; every problem goes to `diags`. The spec is valid when no error
  * was added. */
-void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys,
-                    sw_diags *diags);
+void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags);
 
 #endif

@@ -134,9 +134,9 @@ static bool match_float(const char *s, size_t n)
 
 static bool match_bool(const char *s, size_t n, bool *b)
 {
-    static const char *const t[] = {"yes", "Yes", "YES", "true", "True",
-                                    "TRUE", "on", "On", "ON"};
-    static const char *const f[] = {"no", "No", "NO", "false", "False",
+    static const char *const t[] = {"yes",  "Yes", "YES", "true", "True",
+                                    "TRUE", "on",  "On",  "ON"};
+    static const char *const f[] = {"no",    "No",  "NO",  "false", "False",
                                     "FALSE", "off", "Off", "OFF"};
     size_t i;
 
@@ -259,9 +259,8 @@ static int construct_int(sw_value **out, const char *s, size_t n)
                              "integer %.*s is out of range (beyond 64 bits)",
                              (int)n, s);
     else if (neg)
-        *out = sw_value_int(mag == (uint64_t)INT64_MAX + 1u
-                                ? INT64_MIN
-                                : -(int64_t)mag);
+        *out = sw_value_int(mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN
+                                                            : -(int64_t)mag);
     else
         *out = sw_value_int((int64_t)mag);
     free(c);
@@ -369,12 +368,11 @@ static int construct_bool(sw_value **out, const char *s, size_t n)
         *out = sw_value_bool(b);
         return SW_OK;
     }
-    return sw_error_set(SW_EINVALID, "cannot read '%.*s' as a boolean",
-                        (int)n, s);
+    return sw_error_set(SW_EINVALID, "cannot read '%.*s' as a boolean", (int)n,
+                        s);
 }
 
-int sw_yaml11__tagged(sw_value **out, const char *tag, const char *s,
-                      size_t n)
+int sw_yaml11__tagged(sw_value **out, const char *tag, const char *s, size_t n)
 {
     const char *t = tag;
 

@@ -23,8 +23,7 @@ int sw_yaml11__plain(sw_value **out, const char *s, size_t n);
  * "tag:yaml.org,2002:int"); "!" resolves as a plain scalar would, as
  * PyYAML does, whatever the style. Other tags
  * than str, int, float, bool and null are refused (SW_EINVALID). */
-int sw_yaml11__tagged(sw_value **out, const char *tag, const char *s,
-                      size_t n);
+int sw_yaml11__tagged(sw_value **out, const char *tag, const char *s, size_t n);
 
 /* True when `s`, written plain, is read as a string although a person
  * (or YAML 1.2, or Python's float()) reads a number: 1e-3, 1E5, -.5. */

@@ -67,7 +67,8 @@ static char *json_of(const sw_value *v)
 
 static void test_a_full_file(void **state)
 {
-    sw_spec *s = load_ok("s.yaml",
+    sw_spec *s = load_ok(
+        "s.yaml",
         "program: train.py\n"
         "method: bayes\n"
         "metric: {name: loss, goal: maximize, target: 0.9}\n"
@@ -111,16 +112,15 @@ static void test_a_full_file(void **state)
 
 static void test_wandb_order_and_nesting(void **state)
 {
-    sw_spec *s = load_ok("s.yaml",
-        "method: grid\n"
-        "parameters:\n"
-        "  b: {value: 1}\n"
-        "  a:\n"
-        "    parameters:\n"
-        "      z: {values: [1, 2]}\n"
-        "      c: {parameters: {y: {value: x}}}\n"
-        "  a.b: {value: 2}\n"
-        "  a-b: {value: 3}\n");
+    sw_spec *s = load_ok("s.yaml", "method: grid\n"
+                                   "parameters:\n"
+                                   "  b: {value: 1}\n"
+                                   "  a:\n"
+                                   "    parameters:\n"
+                                   "      z: {values: [1, 2]}\n"
+                                   "      c: {parameters: {y: {value: x}}}\n"
+                                   "  a.b: {value: 2}\n"
+                                   "  a-b: {value: 3}\n");
     sw_value *vals[5];
     sw_value *nested;
     char *json;
@@ -140,9 +140,9 @@ static void test_wandb_order_and_nesting(void **state)
         vals[i] = sw_value_int((int64_t)i);
     nested = sw_spec_nest(s, vals);
     json = json_of(nested);
-    assert_string_equal(json,
-        "{\"a\": {\"c\": {\"y\": 0}, \"z\": 1}, \"a-b\": 2, \"a.b\": 3, "
-        "\"b\": 4}");
+    assert_string_equal(
+        json, "{\"a\": {\"c\": {\"y\": 0}, \"z\": 1}, \"a-b\": 2, \"a.b\": 3, "
+              "\"b\": 4}");
     free(json);
     sw_value_free(nested);
     sw_spec_free(s);
@@ -150,7 +150,8 @@ static void test_wandb_order_and_nesting(void **state)
 
 static void test_inference_and_defaults(void **state)
 {
-    sw_spec *s = load_ok("s.yaml",
+    sw_spec *s = load_ok(
+        "s.yaml",
         "method: random\n"
         "parameters:\n"
         "  a: {min: 0, max: 1.0}\n"
@@ -193,18 +194,18 @@ static void test_repeated_values_collapse(void **state)
 
 static void test_anchors_and_merge_keys(void **state)
 {
-    sw_spec *s = load_ok("s.yaml",
-        "method: random\n"
-        "parameters:\n"
-        "  a: &a {min: 1, max: 5}\n"
-        "  b: {<<: *a, max: 9}\n"
-        "  c: {<<: [{min: 2}, *a], max: 7}\n"
-        "  d: *a\n");
+    sw_spec *s = load_ok("s.yaml", "method: random\n"
+                                   "parameters:\n"
+                                   "  a: &a {min: 1, max: 5}\n"
+                                   "  b: {<<: *a, max: 9}\n"
+                                   "  c: {<<: [{min: 2}, *a], max: 7}\n"
+                                   "  d: *a\n");
     char *json = json_of(sw_value_map_get(s->doc, "parameters"));
 
     (void)state;
     /* PyYAML: merged keys first, own keys win; the first merged wins */
-    assert_string_equal(json,
+    assert_string_equal(
+        json,
         "{\"a\": {\"min\": 1, \"max\": 5}, \"b\": {\"min\": 1, \"max\": 9}, "
         "\"c\": {\"min\": 2, \"max\": 7}, \"d\": {\"min\": 1, \"max\": 5}}");
     free(json);
@@ -213,7 +214,8 @@ static void test_anchors_and_merge_keys(void **state)
 
 static void test_json(void **state)
 {
-    sw_spec *s = load_ok("s.json",
+    sw_spec *s = load_ok(
+        "s.json",
         "{\n  \"method\": \"grid\",\n"
         "  \"parameters\": {\"x\": {\"values\": [1, 1.0, 1e-3, \"1e-3\"]},\n"
         "    \"y\": {\"min\": 1, \"max\": 3}}\n}\n");
@@ -242,7 +244,8 @@ static void test_json(void **state)
 static void test_every_problem_in_order(void **state)
 {
     (void)state;
-    expect_problems("s.yaml",
+    expect_problems(
+        "s.yaml",
         "method: gird\n"
         "metric: {name: loss, goal: minimise}\n"
         "parameters:\n"
@@ -275,8 +278,8 @@ static void test_yaml11_hints(void **state)
     char *problems;
 
     (void)state;
-    expect_problems("s.yaml",
-        "method: random\nparameters:\n  lr: {min: 1e-5, max: 0.1}\n",
+    expect_problems(
+        "s.yaml", "method: random\nparameters:\n  lr: {min: 1e-5, max: 0.1}\n",
         "s.yaml:3:8: parameters.lr.min: must be a number; 1e-5 is read as "
         "a string (YAML 1.1, as W&B reads it): write 1.0e-5\n");
     assert_int_equal(parse(&s, "s.yaml",
@@ -284,7 +287,8 @@ static void test_yaml11_hints(void **state)
                            "  a: {values: [1e-3, '2e-3', yes, 'no']}\n",
                            &problems),
                      SW_OK);
-    assert_string_equal(problems,
+    assert_string_equal(
+        problems,
         "s.yaml:3:16: warning: parameters.a.values[0]: read as the string "
         "'1e-3' (YAML 1.1, as W&B reads it); write 1.0e-3 for a number\n"
         "s.yaml:3:30: warning: parameters.a.values[2]: yes is read as the "
@@ -324,7 +328,8 @@ static void test_hostile_input(void **state)
     /* a billion laughs: aliases that double at each level */
     sw_buf_puts(&b, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for (i = 1; i < 12; i++)
-        sw_buf_printf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, "
+        sw_buf_printf(&b,
+                      "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, "
                       "*a%d, *a%d, *a%d, *a%d]\n",
                       i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
                       i - 1, i - 1, i - 1);
@@ -343,8 +348,10 @@ static void test_hostile_input(void **state)
                      SW_EINVALID);
     free(problems);
     /* every item of a merge list must be a mapping, not only the last */
-    assert_int_equal(parse(&s, "s.yaml", "method: grid\nparameters: "
-                           "{a: {<<: [1, {value: 1}]}}\n", &problems),
+    assert_int_equal(parse(&s, "s.yaml",
+                           "method: grid\nparameters: "
+                           "{a: {<<: [1, {value: 1}]}}\n",
+                           &problems),
                      SW_EINVALID);
     assert_non_null(strstr(problems, "a merge key (<<) takes a mapping"));
     free(problems);

@@ -17,8 +17,8 @@
  * type: "int 8", "str '1e-3'", or "ERR" when PyYAML raises. */
 static void expect_plain(const char *text, const char *want)
 {
-    static const char *const types[] = {"NoneType", "bool", "int",
-                                        "float", "str"};
+    static const char *const types[] = {"NoneType", "bool", "int", "float",
+                                        "str"};
     sw_value *v = NULL;
     sw_buf b = SW_BUF_INIT;
 
@@ -118,8 +118,7 @@ static void expect_tagged(const char *tag, const char *text, const char *want)
     else
         sw_value_write_pyrepr(&b, v);
     if (strcmp(sw_buf_cstr(&b), want) != 0)
-        fail_msg("!%s '%s': got %s, want %s", tag, text, sw_buf_cstr(&b),
-                 want);
+        fail_msg("!%s '%s': got %s, want %s", tag, text, sw_buf_cstr(&b), want);
     sw_buf_dispose(&b);
     sw_value_free(v);
 }
