@@ -105,6 +105,9 @@ typedef struct {
     sw_diags *diags;
     const sw_spec__keys *keys;
     size_t cap_params;
+    size_t *lines; /* offset of each line in spec->source, made on demand */
+    bool *ascii;   /* whether each line is ASCII: columns are bytes */
+    size_t n_lines;
 } ctx;
 
 /* Where a problem with `v` is shown: at its key when it has one. */
@@ -188,24 +191,51 @@ static char *join(const char *path, const char *key)
     return path[0] ? sw_aprintf("%s.%s", path, key) : sw_strdup(key);
 }
 
-/* The source text where `v` was written, or "" when unknown. */
-static const char *source_at(const ctx *c, const sw_value *v)
+static void index_lines(ctx *c)
 {
     const char *s = c->spec->source;
-    int line = 1, col = 1;
+    size_t i, cap = 0, cap2 = 0;
 
-    if (!s || v->line <= 0)
+    for (i = 0;; i++) {
+        if (i == 0 || s[i - 1] == '\n') {
+            sw_grow(&c->lines, &cap, c->n_lines + 1, sizeof(size_t));
+            sw_grow(&c->ascii, &cap2, c->n_lines + 1, sizeof(bool));
+            c->lines[c->n_lines] = i;
+            c->ascii[c->n_lines++] = true;
+        }
+        if (!s[i])
+            break;
+        if ((unsigned char)s[i] >= 0x80)
+            c->ascii[c->n_lines - 1] = false;
+    }
+}
+
+/* The source text where `v` was written, or "" when unknown. */
+static const char *source_at(ctx *c, const sw_value *v)
+{
+    const char *s, *line;
+    size_t n;
+    int col = 1;
+
+    if (!c->spec->source || v->line <= 0)
         return "";
-    for (; *s && line < v->line; s++)
-        line += *s == '\n';
-    for (; *s && col < v->col; s++)
+    if (!c->lines)
+        index_lines(c);
+    if ((size_t)v->line > c->n_lines)
+        return "";
+    line = c->spec->source + c->lines[v->line - 1];
+    if (c->ascii[v->line - 1]) {
+        n = strcspn(line, "\n");
+        return (size_t)v->col - 1 <= n ? line + v->col - 1 : "";
+    }
+    for (s = line; *s && col < v->col; s++)
         col += ((unsigned char)s[1] & 0xC0) != 0x80;
     return s;
 }
 
 /* True when `v` was written as a plain scalar (no quotes, tag or anchor):
  * then YAML 1.1 decided its type, perhaps not as the user meant. */
-static bool written_plain(const ctx *c, const sw_value *v)
+static bool written_plain(ctx *c, const sw_value *v)
 {
     const char *s = source_at(c, v);
 
@@ -529,34 +559,74 @@ static double *check_probs(ctx *c, const sw_value *pr, const char *path,
     return probs;
 }
 
+/* A hash that agrees with sw_value_equal: equal values hash alike (0.0
+ * and -0.0, every NaN; a mapping whatever its key order). */
+static uint64_t value_hash(const sw_value *v)
+{
+    uint64_t h = sw_hash(SW_HASH_SEED, &v->type, sizeof(v->type)), x = 0;
+    double f;
+    size_t i;
+
+    if (v->type == SW_BOOL || v->type == SW_INT)
+        x = v->type == SW_BOOL ? (uint64_t)v->u.b : (uint64_t)v->u.i;
+    if (v->type == SW_FLOAT) {
+        f = isnan(v->u.f) ? NAN : v->u.f == 0.0 ? 0.0 : v->u.f;
+        memcpy(&x, &f, sizeof(x));
+    }
+    if (v->type == SW_STR)
+        return sw_hash(h, v->u.s, strlen(v->u.s));
+    for (i = 0; v->type == SW_LIST && i < v->u.list.len; i++)
+        x = x * 31 + value_hash(v->u.list.items[i]);
+    for (i = 0; v->type == SW_MAP && i < v->u.map.len; i++)
+        x += sw_hash(value_hash(v->u.map.vals[i]), v->u.map.keys[i],
+                     strlen(v->u.map.keys[i]));
+    return sw_hash(h, &x, sizeof(x));
+}
+
+/* The index among p->values of a value equal to `item`, or n_values
+ * after adding it. `slots` (a power of two, 0 for empty) finds them. */
+static size_t find_or_add(sw_param *p, size_t *slots, size_t mask,
+                          const sw_value *item)
+{
+    size_t i = (size_t)value_hash(item) & mask;
+
+    for (; slots[i]; i = (i + 1) & mask)
+        if (sw_value_equal(p->values[slots[i] - 1], item))
+            return slots[i] - 1;
+    slots[i] = p->n_values + 1;
+    p->values[p->n_values++] = sw_value_clone(item);
+    return p->n_values - 1;
+}
+
 /* Keeps the first of equal values (typed equality); a repeated value's
  * probability goes to its first occurrence. */
 static void collapse_values(ctx *c, sw_param *p, const sw_value *vals,
                             const char *path, const double *probs)
 {
-    size_t i, j, n = vals->u.list.len;
-    const sw_value *item;
+    size_t i, j, k, n = vals->u.list.len, mask = 1;
+    size_t *slots;
     char *ip;
 
+    while (mask < 2 * n)
+        mask <<= 1;
+    slots = sw_calloc(mask, sizeof(size_t));
+    mask -= 1;
     p->values = sw_calloc(n, sizeof(sw_value *));
     p->probs = probs ? sw_calloc(n, sizeof(double)) : NULL;
     for (i = 0; i < n; i++) {
-        item = vals->u.list.items[i];
         ip = sw_aprintf("%s[%zu]", path, i);
-        warn_scalar(c, item, ip);
-        for (j = 0; j < p->n_values; j++)
-            if (sw_value_equal(p->values[j], item))
-                break;
-        if (j < p->n_values)
-            warn_value(c, item, ip,
+        warn_scalar(c, vals->u.list.items[i], ip);
+        k = p->n_values;
+        j = find_or_add(p, slots, mask, vals->u.list.items[i]);
+        if (j < k)
+            warn_value(c, vals->u.list.items[i], ip,
                        "a repeated value: kept once (W&B's random search "
                        "would draw it more often)");
-        else
-            p->values[p->n_values++] = sw_value_clone(item);
         if (probs)
             p->probs[j] += probs[i];
         free(ip);
     }
+    free(slots);
 }
 
 static void fill_values(ctx *c, sw_param *p, const sw_value *v,
@@ -1336,7 +1406,7 @@ static void check_required(ctx *c, const sw_value *doc)
 
 void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
 {
-    ctx c = {spec, diags, keys, 0};
+    ctx c = {spec, diags, keys, 0, NULL, NULL, 0};
     const sw_value *doc = spec->doc;
     sw_buf b = SW_BUF_INIT;
 
@@ -1359,6 +1429,8 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     }
     each_key(&c, doc, "", top_key, NULL);
     check_required(&c, doc);
+    free(c.lines);
+    free(c.ascii);
     if (spec->n_params > 1)
         qsort(spec->params, spec->n_params, sizeof(*spec->params), param_cmp);
 }

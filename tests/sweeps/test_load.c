@@ -184,6 +184,11 @@ static void test_repeated_values_collapse(void **state)
                           "  a: {values: [1, 1.0, true, 1, '1']}\n");
     assert_int_equal(s->params[0].n_values, 4); /* typed equality */
     sw_spec_free(s);
+    s = load_ok("s.yaml", "method: grid\nparameters:\n"
+                          "  a: {values: [{x: 1, y: 2}, {y: 2, x: 1}, 0.0, "
+                          "-0.0, .nan, .NaN, [1, 2], [2, 1]]}\n");
+    assert_int_equal(s->params[0].n_values, 5);
+    sw_spec_free(s);
     t = load_ok("s.yaml", "method: random\nparameters:\n"
                           "  a: {values: [x, y, x], "
                           "probabilities: [0.25, 0.5, 0.25]}\n");
