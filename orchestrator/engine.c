@@ -62,27 +62,28 @@ const char *sw_engine_home(void)
     return h && h[0] ? h : ".sweep";
 }
 
-/* mkdir -p; fails with a message naming the folder. */
+/* mkdir -p; fails with a message naming the folder. The common case (the
+ * parent exists) costs one mkdir. */
 int sw_engine__mkdirs(const char *path)
 {
-    char *p = sw_strdup(path), *s;
+    char *parent, *slash;
     int error = SW_OK;
 
-    for (s = p + 1; ; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            error = sw_error_set(SW_EIO, "cannot create %s: %s", p,
-                                 strerror(errno));
-            break;
-        }
-        *s = c;
-        if (c == '\0')
-            break;
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return SW_OK;
+    if (errno != ENOENT)
+        return sw_error_set(SW_EIO, "cannot create %s: %s", path,
+                            strerror(errno));
+    parent = sw_strdup(path);
+    slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        error = sw_engine__mkdirs(parent);
     }
-    free(p);
+    free(parent);
+    if (!error && mkdir(path, 0755) != 0 && errno != EEXIST)
+        error = sw_error_set(SW_EIO, "cannot create %s: %s", path,
+                             strerror(errno));
     return error;
 }
 

@@ -471,8 +471,12 @@ static int service(sw_engine *e, sw_slot *s, double now)
     rc = sw_executor_check(e->ex, &s->job, &x);
     if (rc == 1)
         return finish(e, s, &x, false);
-    if (rc == SW_ENOTFOUND)
+    if (rc < 0) { /* gone without a readable record of its end */
+        if (!e->quiet)
+            fprintf(stderr, "sweep: run %s: %s\n", s->rec.id,
+                    sw_error_last());
         return finish(e, s, &x, true);
+    }
     if (s->deadline && now >= s->deadline && !s->why)
         cancel(e, s, "timeout", false);
     if (s->force_at && now >= s->force_at)
