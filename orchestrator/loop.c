@@ -541,6 +541,22 @@ static void format_elapsed(char *out, size_t n, double secs)
         snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
 }
 
+/* Trials not started yet: those the search still holds (when it is
+ * bounded) plus retries waiting for a slot. */
+static void print_pending(const sw_engine *e)
+{
+    uint64_t count, left;
+    bool bounded, saturated;
+
+    sw_search_size(e->search, &count, &bounded, &saturated);
+    if (!bounded || saturated) {
+        printf("%zu+ pending", e->qlen);
+        return;
+    }
+    left = count > e->next_idx ? count - e->next_idx : 0;
+    printf("%llu pending", (unsigned long long)(left + e->qlen));
+}
+
 /* One status line, redrawn in place on a terminal. */
 static void progress(sw_engine *e, bool final)
 {
@@ -552,9 +568,10 @@ static void progress(sw_engine *e, bool final)
         return;
     e->last_progress = now;
     format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
-    printf("%s%zu finished, %zu running, %zu queued, %zu failed", 
-           e->tty ? "\r\033[K" : "", e->done, n_active(e), e->qlen,
-           e->failed);
+    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "",
+           e->done, n_active(e));
+    print_pending(e);
+    printf(", %zu failed", e->failed);
     if (e->canceled)
         printf(", %zu canceled", e->canceled);
     if (e->has_best)
