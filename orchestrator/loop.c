@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/engine_internal.h"
@@ -100,12 +101,12 @@ static char **trial_env(const sw_engine *e, const sw_slot *s)
     return env;
 }
 
+/* The run's folders and its params file. An attempt's folder is always
+ * new: its number was committed before the folder was made. */
 static int prepare_dirs(sw_slot *s)
 {
     char *ckpt = sw_aprintf("%s/checkpoint", s->run_dir);
     char *params = sw_aprintf("%s/params.json", s->run_dir);
-    char *stale_pid = sw_aprintf("%s/pid", s->att_dir);
-    char *stale_exit = sw_aprintf("%s/exit", s->att_dir);
     int error;
 
     error = sw_engine__mkdirs(ckpt);
@@ -113,12 +114,8 @@ static int prepare_dirs(sw_slot *s)
         error = sw_engine__mkdirs(s->att_dir);
     if (!error)
         error = sw_engine__write_file(params, s->rec.params);
-    unlink(stale_pid);
-    unlink(stale_exit);
     free(ckpt);
     free(params);
-    free(stale_pid);
-    free(stale_exit);
     return error;
 }
 
@@ -581,13 +578,48 @@ static void progress(sw_engine *e, bool final)
     fflush(stdout);
 }
 
+/* Reads an attempt's pid file ("supervisor trial-pgid"); false when it
+ * is not there (yet). */
+static bool read_pidfile(const char *att_dir, int64_t *pid, int64_t *pgid)
+{
+    char *path = sw_aprintf("%s/pid", att_dir);
+    long long a = 0, b = 0;
+    FILE *f = fopen(path, "r");
+    bool ok = false;
+
+    free(path);
+    if (!f)
+        return false;
+    if (fscanf(f, "%lld %lld", &a, &b) == 2 && a > 0 && b > 0) {
+        *pid = a;
+        *pgid = b;
+        ok = true;
+    }
+    fclose(f);
+    return ok;
+}
+
+/* The pid file of an attempt the store says was launching when `sweep`
+ * stopped. Its supervisor may still be starting: wait for it a little. */
+static bool find_supervisor(const sw_slot *s, int64_t *pid, int64_t *pgid)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    int i;
+
+    for (i = 0; i < 200; i++) { /* 2 s */
+        if (read_pidfile(s->att_dir, pid, pgid))
+            return true;
+        if (access(s->att_dir, F_OK) != 0)
+            return false; /* the launch never got that far */
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
 /* Resume: what to do with each run the store holds. */
 static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
 {
     sw_slot *s;
-    char *pidf;
-    FILE *f;
-    long long pid = 0, pgid = 0;
 
     if (r->state == SW_RUN_PENDING ||
         (r->state == SW_RUN_CANCELED && r->reason &&
@@ -601,19 +633,13 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s->rec = *r;
     s->active = true;
     slot_paths(e, s);
-    pidf = sw_aprintf("%s/pid", s->att_dir);
-    if (!s->rec.pid && (f = fopen(pidf, "r"))) {
-        if (fscanf(f, "%lld %lld", &pid, &pgid) == 2) {
-            s->rec.pid = pid;
-            s->rec.pgid = pgid;
-        }
-        fclose(f);
-    }
-    free(pidf);
+    if (!s->rec.pid || !s->rec.pgid)
+        find_supervisor(s, &s->rec.pid, &s->rec.pgid);
     s->job.pid = s->rec.pid;
     s->job.pgid = s->rec.pgid;
-    if (!s->job.pid) { /* never started: launch this attempt again */
-        s->rec.attempts--;
+    if (!s->job.pid) {
+        /* Never started. The next launch takes a new attempt folder, so a
+         * supervisor that started after all can never share one. */
         s->active = false;
         requeue(e, s);
         sw_engine__slot_clear(s);
