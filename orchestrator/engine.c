@@ -199,6 +199,7 @@ static void engine_dispose(sw_engine *e)
     free(e->home);
     free(e->runs_dir);
     free(e->best_run);
+    free(e->buf);
 }
 
 static int load_spec(sw_engine *e, const char *name, const char *text)
@@ -254,7 +255,8 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
 {
     sw_sweep_rec *s = &e->sweep;
     const sw_spec *sp = e->spec;
-    static const char *const methods[] = {"grid", "random", "bayes"};
+    static const char *const methods[] = {"grid", "random", "bayes", "tpe",
+                                          "sobol"};
     char cwd[4096];
 
     s->id = sw_aprintf("%08llx", (unsigned long long)(random_u64() &

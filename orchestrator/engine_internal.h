@@ -19,6 +19,7 @@ typedef struct {
     double deadline;       /* timeout; 0: none */
     double force_at;       /* SIGKILL after this; 0: not canceling */
     const char *why;       /* why we are canceling it; NULL: we are not */
+    int out_fd;            /* its stdout.log, open for reading; -1: not yet */
 } sw_slot;
 
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
     bool has_best;
     double best;
     char *best_run;
+    char *buf;             /* READ_MAX bytes for reading trials' output */
     double t0, last_progress, grace;
     bool tty, quiet;
     int seen_interrupts;

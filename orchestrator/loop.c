@@ -7,11 +7,13 @@
  * it; see engine.c for the invariants.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +30,10 @@ void sw_engine__slot_clear(sw_slot *s)
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->att_dir);
+    if (s->out_fd >= 0)
+        close(s->out_fd);
     memset(s, 0, sizeof(*s));
+    s->out_fd = -1;
 }
 
 static sw_slot *free_slot(sw_engine *e)
@@ -40,6 +45,7 @@ static sw_slot *free_slot(sw_engine *e)
             return &e->slots[i];
     sw_grow(&e->slots, &e->cap_slots, e->n_slots + 1, sizeof(sw_slot));
     memset(&e->slots[e->n_slots], 0, sizeof(sw_slot));
+    e->slots[e->n_slots].out_fd = -1;
     return &e->slots[e->n_slots++];
 }
 
@@ -343,31 +349,46 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
     return error;
 }
 
-/* Reads what the trial wrote since last time and records its metrics. */
+/* The trial's stdout, opened once per slot; false while it has none. */
+static bool open_output(sw_slot *s)
+{
+    char *path;
+
+    if (s->out_fd >= 0)
+        return true;
+    path = sw_aprintf("%s/stdout.log", s->run_dir);
+    s->out_fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    return s->out_fd >= 0;
+}
+
+/* Reads what the trial wrote since last time and records its metrics:
+ * everything up to its last complete line. */
 static int tail(sw_engine *e, sw_slot *s)
 {
-    char *path = sw_aprintf("%s/stdout.log", s->run_dir), *buf = NULL;
     sw_metric_batch b;
-    FILE *f = fopen(path, "rb");
-    size_t len, used;
+    struct stat st;
+    ssize_t len;
+    size_t used = 1;
     int error = SW_OK;
 
-    free(path);
-    if (!f)
+    if (!open_output(s))
         return SW_OK;
+    if (!e->buf)
+        e->buf = sw_malloc(READ_MAX);
     sw_metric_batch_init(&b);
-    buf = sw_malloc(READ_MAX);
-    if (fseek(f, (long)s->rec.stdout_offset, SEEK_SET) == 0) {
-        len = fread(buf, 1, READ_MAX, f);
-        used = parse_lines(e, s, buf, len, &b);
+    while (!error && used > 0 && fstat(s->out_fd, &st) == 0 &&
+           st.st_size > s->rec.stdout_offset) {
+        len = pread(s->out_fd, e->buf, READ_MAX, s->rec.stdout_offset);
+        if (len <= 0)
+            break;
+        used = parse_lines(e, s, e->buf, (size_t)len, &b);
         if (used > 0)
             error = record_metrics(e, s, &b, used);
         if (b.len)
             note_value(e, &s->rec);
+        sw_metric_batch_dispose(&b);
     }
-    fclose(f);
-    free(buf);
-    sw_metric_batch_dispose(&b);
     return error;
 }
 
