@@ -493,6 +493,8 @@ static int service(sw_engine *e, sw_slot *s, double now)
         if (!e->quiet)
             fprintf(stderr, "sweep: run %s: %s\n", s->rec.id,
                     sw_error_last());
+        /* its trial may still run, unwatched: end it before a rerun */
+        sw_executor_cancel(e->ex, &s->job, true);
         return finish(e, s, &x, true);
     }
     if (s->deadline && now >= s->deadline && !s->why)
