@@ -11,11 +11,13 @@
 #include "orchestrator/store.h"
 #include "search/search.h"
 
+typedef struct sw_provenance sw_provenance;
+
 typedef struct {
     bool active;
     sw_run_rec rec;
     sw_job job;
-    char *run_dir, *att_dir;
+    char *run_dir;         /* also where the attempt's status files are */
     double deadline;       /* timeout; 0: none */
     double force_at;       /* SIGKILL after this; 0: not canceling */
     const char *why;       /* why we are canceling it; NULL: we are not */
@@ -28,6 +30,7 @@ typedef struct {
     sw_store *st;
     sw_executor *ex;
     sw_sweep_rec sweep;
+    sw_provenance *prov;   /* git provenance; NULL outside a repository */
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;

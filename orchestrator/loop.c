@@ -29,7 +29,6 @@ void sw_engine__slot_clear(sw_slot *s)
 {
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
-    free(s->att_dir);
     if (s->out_fd >= 0)
         close(s->out_fd);
     memset(s, 0, sizeof(*s));
@@ -83,14 +82,34 @@ static char **argv_from_json(const char *json)
     return argv;
 }
 
+/* The run's folder; an attempt's pid and exit files live in it. */
 static void slot_paths(sw_engine *e, sw_slot *s)
 {
     free(s->run_dir);
-    free(s->att_dir);
     s->run_dir = sw_aprintf("%s/%s", e->runs_dir, s->rec.id);
-    s->att_dir = sw_aprintf("%s/attempt-%lld", s->run_dir,
-                            (long long)s->rec.attempts);
-    s->job.dir = s->att_dir;
+    s->job.dir = s->run_dir;
+}
+
+/* Renames the pid and exit files of the run's last attempt to
+ * attempt-N.pid and attempt-N.exit, so the next attempt starts from a
+ * folder that holds none (done before the next attempt is committed, so
+ * a crash in between leaves the store's last attempt as it was). */
+static void archive_attempt(const sw_slot *s)
+{
+    static const char *const names[] = {"pid", "exit"};
+    char *from, *to;
+    size_t i;
+
+    for (i = 0; i < 2 && s->rec.attempts > 0; i++) {
+        from = sw_aprintf("%s/%s", s->run_dir, names[i]);
+        to = sw_aprintf("%s/attempt-%lld.%s", s->run_dir,
+                        (long long)s->rec.attempts, names[i]);
+        if (rename(from, to) != 0 && errno != ENOENT)
+            fprintf(stderr, "sweep: cannot rename %s: %s\n", from,
+                    strerror(errno));
+        free(from);
+        free(to);
+    }
 }
 
 static char **trial_env(const sw_engine *e, const sw_slot *s)
@@ -107,8 +126,7 @@ static char **trial_env(const sw_engine *e, const sw_slot *s)
     return env;
 }
 
-/* The run's folders and its params file. An attempt's folder is always
- * new: its number was committed before the folder was made. */
+/* The run's folders and its params file. */
 static int prepare_dirs(sw_slot *s)
 {
     char *ckpt = sw_aprintf("%s/checkpoint", s->run_dir);
@@ -116,8 +134,6 @@ static int prepare_dirs(sw_slot *s)
     int error;
 
     error = sw_engine__mkdirs(ckpt);
-    if (!error)
-        error = sw_engine__mkdirs(s->att_dir);
     if (!error)
         error = sw_engine__write_file(params, s->rec.params);
     free(ckpt);
@@ -146,6 +162,8 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     sw_launch l;
     int error;
 
+    slot_paths(e, s);
+    archive_attempt(s);
     s->rec.attempts++;
     s->rec.state = SW_RUN_RUNNING;
     s->rec.started_at = sw_engine__now();
@@ -154,7 +172,6 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     s->rec.has_exit = false;
     s->rec.signal = 0;
     set_str(&s->rec.reason, NULL);
-    slot_paths(e, s);
     error = sw_store_update_run(e->st, &s->rec);
     if (tx && !error)
         error = sw_store_commit(e->st);
@@ -169,7 +186,7 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     out = sw_aprintf("%s/stdout.log", s->run_dir);
     err = sw_aprintf("%s/stderr.log", s->run_dir);
     env = trial_env(e, s);
-    l = (sw_launch){argv, env, e->sweep.cwd, s->att_dir, out, err};
+    l = (sw_launch){argv, env, e->sweep.cwd, s->run_dir, out, err};
     error = sw_executor_launch(e->ex, &l, &s->job);
     free(out);
     free(err);
@@ -603,9 +620,9 @@ static void progress(sw_engine *e, bool final)
 
 /* Reads an attempt's pid file ("supervisor trial-pgid"); false when it
  * is not there (yet). */
-static bool read_pidfile(const char *att_dir, int64_t *pid, int64_t *pgid)
+static bool read_pidfile(const char *dir, int64_t *pid, int64_t *pgid)
 {
-    char *path = sw_aprintf("%s/pid", att_dir);
+    char *path = sw_aprintf("%s/pid", dir);
     long long a = 0, b = 0;
     FILE *f = fopen(path, "r");
     bool ok = false;
@@ -630,9 +647,9 @@ static bool find_supervisor(const sw_slot *s, int64_t *pid, int64_t *pgid)
     int i;
 
     for (i = 0; i < 200; i++) { /* 2 s */
-        if (read_pidfile(s->att_dir, pid, pgid))
+        if (read_pidfile(s->run_dir, pid, pgid))
             return true;
-        if (access(s->att_dir, F_OK) != 0)
+        if (access(s->run_dir, F_OK) != 0)
             return false; /* the launch never got that far */
         nanosleep(&ts, NULL);
     }
@@ -661,8 +678,8 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s->job.pid = s->rec.pid;
     s->job.pgid = s->rec.pgid;
     if (!s->job.pid) {
-        /* Never started. The next launch takes a new attempt folder, so a
-         * supervisor that started after all can never share one. */
+        /* Never started: no supervisor wrote its pid file in 2 s. The
+         * next launch takes the next attempt number. */
         s->active = false;
         requeue(e, s);
         sw_engine__slot_clear(s);
