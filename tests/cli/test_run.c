@@ -172,6 +172,61 @@ static void test_timeout_cancels_and_says_why(void **state)
     sw_h_dispose(&h);
 }
 
+/* Ctrl-C once: nothing new starts, running trials finish, the sweep is
+ * left interrupted; twice: running trials are canceled. Resume finishes
+ * either way. */
+static void interrupt(const sw_h *h, const char *file, int times)
+{
+    const char *run[] = {"run", file, "--quiet", NULL};
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    pid_t pid = sw_h_start(h, run);
+    int i;
+
+    assert_true(pid > 0);
+    nanosleep(&ts, NULL);
+    for (i = 0; i < times; i++) {
+        kill(pid, SIGINT);
+        ts.tv_nsec = 50 * 1000 * 1000;
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+}
+
+static void test_ctrl_c_leaves_a_resumable_sweep(void **state)
+{
+    static const char params[] = "  x: {values: [0, 1, 2, 3, 4, 5]}\n"
+                                 "  steps: {value: 4}\n"
+                                 "  sleep: {value: 0.1}\n";
+    const char *resume[] = {"resume", "--quiet", NULL};
+    sw_h h;
+    char *file;
+    int times;
+
+    (void)state;
+    for (times = 1; times <= 2; times++) {
+        sw_h_init(&h);
+        file = toy_sweep(&h, "parallel: 2", params);
+        interrupt(&h, file, times);
+        assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where "
+                                        "state = 'interrupted'"), 1);
+        assert_true(sw_h_count(&h, "select count(*) from runs") < 6);
+        if (times == 1)
+            assert_int_equal(sw_h_count(&h, "select count(*) from runs "
+                                            "where state != 'finished'"), 0);
+        else
+            assert_true(sw_h_count(&h, "select count(*) from runs where "
+                                       "state = 'canceled' and reason = "
+                                       "'interrupted'") > 0);
+        assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+        assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
+                                        "state = 'finished'"), 6);
+        assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where "
+                                        "state = 'finished'"), 1);
+        free(file);
+        sw_h_dispose(&h);
+    }
+}
+
 /* Kills the orchestrator at random moments, resuming after each kill. */
 static void test_chaos_sigkill_and_resume(void **state)
 {
@@ -220,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_query_is_read_only),
         cmocka_unit_test(test_retry_resumes_from_checkpoint),
         cmocka_unit_test(test_timeout_cancels_and_says_why),
+        cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
         cmocka_unit_test(test_chaos_sigkill_and_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
