@@ -60,6 +60,9 @@ static const struct {
         " run_id TEXT NOT NULL REFERENCES runs (id), step INTEGER,"
         " name TEXT NOT NULL, value REAL, time REAL NOT NULL);"
         "CREATE INDEX metrics_run_name_step ON metrics (run_id, name, step);"},
+    /* git provenance beyond the commit and the dirty flag (JSON) */
+    {2, "ALTER TABLE sweeps ADD COLUMN git TEXT;"
+        "ALTER TABLE runs ADD COLUMN git TEXT;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -67,13 +70,13 @@ static const struct {
 
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
-    " parallel, created_at, ended_at"
+    " parallel, created_at, ended_at, git_commit, git_dirty, git"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, pid, pgid,"          \
-    " stdout_offset, value"
+    " stdout_offset, value, git_commit, git_dirty, git"
 
-/* The statements prepared at open. put_run and update_run share ?1..?12
+/* The statements prepared at open. put_run and update_run share ?1..?15
  * (the id and the mutable fields), so one function binds both. */
 enum {
     Q_BEGIN,
@@ -99,7 +102,8 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
-                    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+                    " ?14, ?15, ?16)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -114,13 +118,15 @@ static const char *const stmt_sql[Q_COUNT] = {
                       " ORDER BY created_at DESC, rowid DESC",
     [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
                   " attempts, started_at, ended_at, pid, pgid, stdout_offset,"
-                  " value, sweep_id, idx, cell, params, argv, created_at)"
+                  " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
+                  " params, argv, created_at)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                  " ?13, ?14, ?15, ?16, ?17, ?18)",
+                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
                      " ended_at = ?8, pid = ?9, pgid = ?10,"
-                     " stdout_offset = ?11, value = ?12 WHERE id = ?1",
+                     " stdout_offset = ?11, value = ?12, git_commit = ?13,"
+                     " git_dirty = ?14, git = ?15 WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
@@ -178,6 +184,8 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r)
     free(r->goal);
     free(r->state);
     free(r->cwd);
+    free(r->git_commit);
+    free(r->git);
     memset(r, 0, sizeof(*r));
 }
 
@@ -192,6 +200,8 @@ void sw_run_rec_dispose(sw_run_rec *r)
     free(r->params);
     free(r->argv);
     free(r->reason);
+    free(r->git_commit);
+    free(r->git);
     memset(r, 0, sizeof(*r));
 }
 
@@ -259,6 +269,17 @@ static int bind_time(sqlite3_stmt *s, int i, double t)
 static int bind_opt(sqlite3_stmt *s, int i, bool has, double v)
 {
     return has ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
+}
+
+/* The git columns at ?i, ?i+1, ?i+2: commit, dirty flag, JSON. Without
+ * provenance (no JSON) the dirty flag is NULL too. */
+static int bind_git(sqlite3_stmt *s, int i, const char *commit, bool dirty,
+                    const char *json)
+{
+    return bind_str(s, i, commit) ||
+           (json ? sqlite3_bind_int(s, i + 1, dirty)
+                 : sqlite3_bind_null(s, i + 1)) ||
+           bind_str(s, i + 2, json);
 }
 
 static char *col_str(sqlite3_stmt *s, int i)
@@ -526,6 +547,9 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->parallel = sqlite3_column_int64(s, 10);
     r->created_at = col_time(s, 11);
     r->ended_at = col_time(s, 12);
+    r->git_commit = col_str(s, 13);
+    r->git_dirty = sqlite3_column_int(s, 14) != 0;
+    r->git = col_str(s, 15);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -543,6 +567,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         sqlite3_bind_int64(s, 10, (sqlite3_int64)r->seed) ||
         sqlite3_bind_int64(s, 11, r->parallel) ||
         bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
+        bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
         sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
@@ -690,7 +715,7 @@ int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n)
 
 /* ---- runs and metrics ------------------------------------------------- */
 
-/* ?1 and the mutable fields, ?2..?12: shared by put_run and update_run. */
+/* ?1 and the mutable fields, ?2..?15: shared by put_run and update_run. */
 static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
 {
     return bind_str(s, 1, r->id) ||
@@ -704,7 +729,8 @@ static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
            sqlite3_bind_int64(s, 9, r->pid) ||
            sqlite3_bind_int64(s, 10, r->pgid) ||
            sqlite3_bind_int64(s, 11, r->stdout_offset) ||
-           bind_opt(s, 12, r->has_value, r->value);
+           bind_opt(s, 12, r->has_value, r->value) ||
+           bind_git(s, 13, r->git_commit, r->git_dirty, r->git);
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
@@ -728,6 +754,9 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->stdout_offset = sqlite3_column_int64(s, 16);
     r->has_value = sqlite3_column_type(s, 17) != SQLITE_NULL;
     r->value = sqlite3_column_double(s, 17);
+    r->git_commit = col_str(s, 18);
+    r->git_dirty = sqlite3_column_int(s, 19) != 0;
+    r->git = col_str(s, 20);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }
@@ -738,16 +767,16 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
     sqlite3_stmt *s = st->stmt[Q_PUT_RUN];
     int error = SW_OK;
 
-    if (bind_run_state(s, r) || bind_str(s, 13, r->sweep_id) ||
-        sqlite3_bind_int64(s, 14, r->idx) || bind_str(s, 15, r->cell) ||
-        bind_str(s, 16, r->params) || bind_str(s, 17, r->argv) ||
-        bind_time(s, 18, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
+    if (bind_run_state(s, r) || bind_str(s, 16, r->sweep_id) ||
+        sqlite3_bind_int64(s, 17, r->idx) || bind_str(s, 18, r->cell) ||
+        bind_str(s, 19, r->params) || bind_str(s, 20, r->argv) ||
+        bind_time(s, 21, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put run '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
 }
 
-/* Writes the mutable fields (state through value) of the run `r->id`;
+/* Writes the mutable fields (state through git) of the run `r->id`;
  * SW_ENOTFOUND when there is no such run. */
 int sw_store_update_run(sw_store *st, const sw_run_rec *r)
 {

@@ -54,6 +54,9 @@ typedef struct {
     uint64_t seed;
     int64_t parallel;
     double created_at, ended_at; /* unix seconds; ended_at 0: not ended */
+    char *git_commit; /* the code it started from; NULL: none recorded */
+    bool git_dirty;   /* meaningful when git is set */
+    char *git;        /* JSON, docs/provenance.md; NULL: outside git */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);
@@ -76,6 +79,10 @@ typedef struct {
     int64_t stdout_offset; /* bytes of stdout.log already parsed */
     bool has_value;
     double value;    /* last reported value of the sweep's metric */
+    char *git_commit; /* the code its last attempt started with; NULL:
+                         none recorded */
+    bool git_dirty;   /* meaningful when git is set */
+    char *git;        /* JSON, docs/provenance.md; NULL: outside git */
 } sw_run_rec;
 
 void sw_run_rec_dispose(sw_run_rec *r);

@@ -229,7 +229,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 1);
+    assert_int_equal(user_version(f->path), 2);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -308,10 +308,12 @@ static void test_wal_mode(void **state)
 
 static void assert_sweep_equal(const sw_sweep_rec *a, const sw_sweep_rec *b)
 {
-    const char *sa[] = {a->id,     a->name, a->file,  a->config, a->method,
-                        a->metric, a->goal, a->state, a->cwd};
-    const char *sb[] = {b->id,     b->name, b->file,  b->config, b->method,
-                        b->metric, b->goal, b->state, b->cwd};
+    const char *sa[] = {a->id,     a->name,       a->file, a->config,
+                        a->method, a->metric,     a->goal, a->state,
+                        a->cwd,    a->git_commit, a->git};
+    const char *sb[] = {b->id,     b->name,       b->file, b->config,
+                        b->method, b->metric,     b->goal, b->state,
+                        b->cwd,    b->git_commit, b->git};
 
     for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++) {
         if (!sa[i] || !sb[i])
@@ -323,6 +325,7 @@ static void assert_sweep_equal(const sw_sweep_rec *a, const sw_sweep_rec *b)
     assert_int_equal(a->parallel, b->parallel);
     assert_true(a->created_at == b->created_at);
     assert_true(a->ended_at == b->ended_at);
+    assert_int_equal(a->git_dirty, b->git_dirty);
 }
 
 static void test_sweep_round_trip(void **state)
@@ -334,6 +337,9 @@ static void test_sweep_round_trip(void **state)
 
     full.seed = UINT64_MAX - 6; /* above INT64_MAX: stored two's-complement */
     full.ended_at = 1700000999.75;
+    full.git_commit = "0123456789abcdef0123456789abcdef01234567";
+    full.git_dirty = true;
+    full.git = "{\"branch\": \"main\"}";
     bare.metric = NULL;
     bare.goal = NULL;
     put_sweep(f->st, &full);
@@ -472,6 +478,9 @@ static void assert_run_equal(const sw_run_rec *a, const sw_run_rec *b)
     assert_int_equal(a->has_value, b->has_value);
     if (a->has_value)
         assert_true(a->value == b->value);
+    assert_str_or_null(a->git_commit, b->git_commit);
+    assert_str_or_null(a->git, b->git);
+    assert_int_equal(a->git_dirty, b->git_dirty);
 }
 
 static void expect_run(sw_store *st, const sw_run_rec *want)
@@ -543,10 +552,17 @@ static void test_run_update_and_list(void **state)
     r1.attempts = 1;
     r1.started_at = 10;
     r1.pid = r1.pgid = 77;
+    r1.git_commit = "fedcba9876543210fedcba9876543210fedcba98";
+    r1.git_dirty = true;
+    r1.git = "{\"dirty\": true}";
     r1.params = "{\"changed\": true}"; /* not written by update */
     assert_int_equal(sw_store_update_run(f->st, &r1), SW_OK);
     r1.params = r0.params;
     expect_run(f->st, &r1);
+    expect_q(f->st,
+             "select git_commit, git_dirty, git ->> '$.dirty'"
+             " from runs where id = 's1-2'",
+             "fedcba9876543210fedcba9876543210fedcba98|1|1\n");
     r1.state = SW_RUN_FINISHED;
     r1.has_exit = true;
     r1.ended_at = 20;
