@@ -27,6 +27,7 @@
 #include "backends/executor.h"
 #include "orchestrator/engine_internal.h"
 #include "orchestrator/metrics.h"
+#include "orchestrator/provenance.h"
 #include "search/search.h"
 #include "sweeps/command.h"
 #include "sweeps/json.h"
@@ -190,6 +191,7 @@ static void engine_dispose(sw_engine *e)
         sw_run_rec_dispose(&e->queue[i]);
     free(e->queue);
     sw_executor_free(e->ex);
+    sw_provenance_free(e->prov);
     sw_search_free(e->search);
     sw_spec_free(e->spec);
     sw_sweep_rec_dispose(&e->sweep);
@@ -314,11 +316,13 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
         goto done;
     make_sweep(&e, path, text, o);
     e.parallel = e.sweep.parallel;
+    sw_provenance_start(&e, true);
     if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK)
         goto done;
     printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id,
            path, e.sweep.method, (long long)e.parallel,
            (unsigned long long)e.sweep.seed);
+    sw_provenance_report(&e);
     fflush(stdout);
     error = start(&e, o);
 done:
@@ -354,6 +358,7 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
     }
     e.parallel = o->parallel > 0 ? o->parallel : e.sweep.parallel;
     e.resuming = true;
+    sw_provenance_start(&e, false);
     printf("sweep %s: resuming (%s, parallel %lld)\n", e.sweep.id,
            e.sweep.method, (long long)e.parallel);
     fflush(stdout);

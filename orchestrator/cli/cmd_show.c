@@ -1,7 +1,8 @@
 /*
  * cmd_show.c - `sweep show RUN [--json]`: one run: its parameters, state,
- * attempts, exit, times, command line, folder, and the last value of each
- * metric it reported.
+ * attempts, exit, times, command line, folder, the code it started with
+ * (git commit, dirty flag, branch, remote, snapshot, patch, files left
+ * out), and the last value of each metric it reported.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -31,6 +32,18 @@ static int on_metric(void *ctx, int64_t row, int ncols,
 static bool plain_id(const char *id)
 {
     return id[0] && strspn(id, "0123456789abcdefABCDEF-") == strlen(id);
+}
+
+/* The run's git facts (docs/provenance.md), or null outside git. */
+static sw_value *git_value(const sw_run_rec *r)
+{
+    sw_value *v = NULL;
+
+    if (!r->git || sw_json_parse(&v, r->git, strlen(r->git)) != SW_OK) {
+        sw_value_free(v);
+        return sw_value_null();
+    }
+    return v;
 }
 
 static sw_value *run_value(sw_store *st, const sw_run_rec *r)
@@ -67,8 +80,42 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
                                               : sw_value_null());
     sw_value_map_set(v, "params", params);
     sw_value_map_set(v, "argv", argv);
+    sw_value_map_set(v, "commit", r->git_commit ? sw_value_str(r->git_commit)
+                                                : sw_value_null());
+    sw_value_map_set(v, "dirty", r->git ? sw_value_bool(r->git_dirty)
+                                        : sw_value_null());
+    sw_value_map_set(v, "git", git_value(r));
     sw_value_map_set(v, "metrics", m.last);
     return v;
+}
+
+static const char *git_str(const sw_value *git, const char *key)
+{
+    const sw_value *x = sw_value_map_get(git, key);
+
+    return x && x->type == SW_STR ? x->u.s : NULL;
+}
+
+/* The git facts a person wants, one per line; the rest is in --json. */
+static void print_git(const sw_value *git)
+{
+    static const char *const keys[] = {"branch", "head", "snapshot", "remote",
+                                       "patch"};
+    const sw_value *list;
+
+    if (git->type != SW_MAP)
+        return;
+    list = sw_value_map_get(git, "skipped");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (git_str(git, keys[i]))
+            printf("%-11s %s\n", keys[i], git_str(git, keys[i]));
+    if (!git_str(git, "head"))
+        printf("%-11s %s\n", "head", "none (no commit yet)");
+    for (size_t i = 0; list && list->type == SW_LIST && i < list->u.list.len;
+         i++)
+        printf("%-11s %s (%s)\n", i ? "" : "left out",
+               git_str(list->u.list.items[i], "path"),
+               git_str(list->u.list.items[i], "why"));
 }
 
 static void print_human(const sw_value *v)
@@ -79,6 +126,10 @@ static void print_human(const sw_value *v)
     for (i = 0; i < v->u.map.len; i++) {
         const sw_value *x = v->u.map.vals[i];
         b.len = 0;
+        if (strcmp(v->u.map.keys[i], "git") == 0) {
+            print_git(x);
+            continue;
+        }
         if (x->type == SW_LIST || x->type == SW_MAP)
             sw_value_write_json(&b, x, false);
         else

@@ -19,11 +19,13 @@ static const sw_cli_command commands[] = {
     {"resume", sw_cmd_resume, "[SWEEP]",
      "continue a sweep after Ctrl-C or a crash"},
     {"ls", sw_cmd_ls, "[SWEEP]", "sweeps, or the runs of one sweep"},
-    {"show", sw_cmd_show, "RUN", "one run: params, state, metrics"},
+    {"show", sw_cmd_show, "RUN", "one run: params, state, git, metrics"},
     {"best", sw_cmd_best, "[SWEEP] [--top N]",
      "the best runs by the sweep's metric"},
     {"query", sw_cmd_query, "SQL [--json|--csv]",
      "read-only SQL over the store"},
+    {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
+     "the exact code a run started with, and how to run it again"},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);

@@ -1,0 +1,304 @@
+/*
+ * provenance.c - the engine's side of git provenance: which repository a
+ * sweep's code lives in, the git facts recorded for the sweep and for each
+ * attempt of a run, and the patch written beside each run.
+ *
+ * The repository is the one holding the trial's program (the sweep file's
+ * `program`, else the first literal element of its `command` that names an
+ * existing file), else the one holding the folder trials start in. One
+ * git handle serves the whole sweep, so a capture before each attempt
+ * costs a status of the work tree, and a new snapshot is written only
+ * when the tree changed. Snapshots are kept under refs/sweep/<sweep id>/.
+ * SWEEP_GIT=off turns all of it off (the test suite uses it, so that
+ * sweeps of the project's own example trainers leave no refs in the
+ * project's repository).
+ */
+#include "orchestrator/provenance.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/git.h"
+#include "sweeps/json.h"
+
+struct sw_provenance {
+    sw_git *git;
+    char *prefix; /* refs/sweep/<sweep id> */
+    bool warned;  /* a capture failed: said once */
+};
+
+/* ---- the repository ----------------------------------------------------- */
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The paths that may be the trial's program, then the current folder. */
+static size_t candidates(const sw_spec *sp, const char **out, size_t cap)
+{
+    size_t n = 0;
+
+    if (sp->program && is_file(sp->program))
+        out[n++] = sp->program;
+    for (size_t i = 0; sp->command && i < sp->n_command && n + 1 < cap; i++)
+        if (!strstr(sp->command[i], "${") && is_file(sp->command[i]))
+            out[n++] = sp->command[i];
+    out[n++] = ".";
+    return n;
+}
+
+static sw_git *open_repo(const sw_spec *sp)
+{
+    const char *paths[16];
+    size_t n = candidates(sp, paths, sizeof(paths) / sizeof(paths[0]));
+    sw_git *g = NULL;
+    int error = sw_git_open_first(&g, paths, n, NULL);
+
+    if (error == SW_ENOTFOUND)
+        fprintf(stderr, "sweep: warning: not in a git repository: runs "
+                        "will not be tied to their code\n");
+    else if (error)
+        fprintf(stderr,
+                "sweep: warning: git: %s; runs will not be tied to "
+                "their code\n",
+                sw_error_last());
+    return g;
+}
+
+/* ---- the git facts as JSON ---------------------------------------------- */
+
+static sw_value *str_or_null(const char *s)
+{
+    return s ? sw_value_str(s) : sw_value_null();
+}
+
+static sw_value *skipped_json(const sw_git_state *st)
+{
+    sw_value *list = sw_value_list();
+
+    for (size_t i = 0; i < st->n_skipped; i++) {
+        sw_value *m = sw_value_map();
+
+        sw_value_map_set(m, "path", sw_value_str(st->skipped[i].path));
+        sw_value_map_set(m, "size", sw_value_int((int64_t)st->skipped[i].size));
+        sw_value_map_set(m, "why", sw_value_str(st->skipped[i].why));
+        sw_value_list_push(list, m);
+    }
+    return list;
+}
+
+static sw_value *submodules_json(const sw_git_state *st)
+{
+    sw_value *list = sw_value_list();
+
+    for (size_t i = 0; i < st->n_submodules; i++) {
+        const sw_git_submodule *s = &st->submodules[i];
+        sw_value *m = sw_value_map();
+
+        sw_value_map_set(m, "path", sw_value_str(s->path));
+        sw_value_map_set(m, "commit", str_or_null(s->commit));
+        sw_value_map_set(m, "dirty", sw_value_bool(s->dirty));
+        sw_value_list_push(list, m);
+    }
+    return list;
+}
+
+/* The `git` column: docs/provenance.md and docs/schema.md name the keys. */
+static char *state_json(const sw_git_state *st, const char *patch)
+{
+    sw_value *v = sw_value_map();
+    sw_buf b = SW_BUF_INIT;
+
+    sw_value_map_set(v, "root", sw_value_str(st->root));
+    sw_value_map_set(v, "commit", str_or_null(st->commit));
+    sw_value_map_set(v, "tree", str_or_null(st->tree));
+    sw_value_map_set(v, "head", str_or_null(st->head));
+    sw_value_map_set(v, "branch", str_or_null(st->branch));
+    sw_value_map_set(v, "detached", sw_value_bool(st->detached));
+    sw_value_map_set(v, "remote", str_or_null(st->remote));
+    sw_value_map_set(v, "dirty", sw_value_bool(st->dirty));
+    sw_value_map_set(v, "snapshot", str_or_null(st->snapshot));
+    sw_value_map_set(v, "snapshot_ref", str_or_null(st->snapshot_ref));
+    sw_value_map_set(v, "patch", str_or_null(patch));
+    sw_value_map_set(v, "skipped", skipped_json(st));
+    sw_value_map_set(v, "submodules", submodules_json(st));
+    sw_value_write_json(&b, v, false);
+    sw_value_free(v);
+    return sw_buf_detach(&b);
+}
+
+/* ---- sweep start ----------------------------------------------------------
+ */
+
+static void warn_once(sw_provenance *p, const char *what)
+{
+    if (p->warned)
+        return;
+    p->warned = true;
+    fprintf(stderr, "sweep: warning: git: %s: %s; runs go on without it\n",
+            what, sw_error_last());
+}
+
+/* Opens the repository and, when `capture`, records the sweep's code. */
+void sw_provenance_start(sw_engine *e, bool capture)
+{
+    const char *off = getenv("SWEEP_GIT");
+    sw_provenance *p;
+    sw_git_state st;
+
+    if (off && strcmp(off, "off") == 0)
+        return;
+    p = sw_calloc(1, sizeof(*p));
+    if (!(p->git = open_repo(e->spec))) {
+        free(p);
+        return;
+    }
+    p->prefix = sw_aprintf("refs/sweep/%s", e->sweep.id);
+    e->prov = p;
+    if (!capture)
+        return;
+    if (sw_git_capture(p->git, p->prefix, &st) != SW_OK) {
+        warn_once(p, "cannot record the sweep's code");
+        return;
+    }
+    e->sweep.git_commit = st.commit ? sw_strdup(st.commit) : NULL;
+    e->sweep.git_dirty = st.dirty;
+    e->sweep.git = state_json(&st, NULL);
+    sw_git_state_dispose(&st);
+}
+
+static const char *json_str(const sw_value *m, const char *key)
+{
+    const sw_value *v = sw_value_map_get(m, key);
+
+    return v && v->type == SW_STR ? v->u.s : NULL;
+}
+
+static void report_skipped(const sw_value *list)
+{
+    for (size_t i = 0; list && list->type == SW_LIST && i < list->u.list.len;
+         i++) {
+        const sw_value *m = list->u.list.items[i];
+        const sw_value *size = sw_value_map_get(m, "size");
+
+        fprintf(stderr,
+                "sweep: warning: git: left out of the snapshot: %s "
+                "(%lld bytes, %s)\n",
+                json_str(m, "path"),
+                size && size->type == SW_INT ? (long long)size->u.i : 0LL,
+                json_str(m, "why"));
+    }
+}
+
+/* Prints the sweep's code (stdout) and what its snapshot left out. */
+void sw_provenance_report(const sw_engine *e)
+{
+    sw_value *v = NULL;
+    const char *commit, *branch, *snap;
+
+    if (!e->sweep.git ||
+        sw_json_parse(&v, e->sweep.git, strlen(e->sweep.git)) != SW_OK)
+        return;
+    commit = json_str(v, "commit");
+    branch = json_str(v, "branch");
+    snap = json_str(v, "snapshot_ref");
+    printf("sweep %s: code %.12s%s%s%s, %s", e->sweep.id, commit ? commit : "",
+           commit ? "" : "none (no commit, no file)",
+           branch ? " on " : " (detached HEAD)", branch ? branch : "",
+           e->sweep.git_dirty ? "dirty" : "clean");
+    if (snap)
+        printf(" (snapshot kept as %s)", snap);
+    printf("\n");
+    report_skipped(sw_value_map_get(v, "skipped"));
+    fflush(stdout);
+    sw_value_free(v);
+}
+
+/* ---- each run ---------------------------------------------------------------
+ */
+
+/* Writes `len` bytes to `path` through a temporary file and rename. */
+static int write_bytes(const char *path, const char *p, size_t len)
+{
+    char *tmp = sw_aprintf("%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    int error = SW_OK;
+
+    if (!f || fwrite(p, 1, len, f) != len || fclose(f) != 0 ||
+        rename(tmp, path) != 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+    free(tmp);
+    return error;
+}
+
+/* runs/<id>/diff.patch when the run's code is a snapshot; removed when
+ * it is HEAD itself (a retry of a run that was dirty before). Sets *out
+ * to the patch's path, or NULL. */
+static int write_patch(sw_engine *e, const sw_run_rec *r,
+                       const sw_git_state *st, char **out)
+{
+    char *dir = sw_aprintf("%s/%s", e->runs_dir, r->id);
+    char *path = sw_aprintf("%s/diff.patch", dir);
+    int error = SW_OK;
+
+    *out = NULL;
+    if (!st->patch)
+        unlink(path);
+    else if (!(error = sw_engine__mkdirs(dir)) &&
+             !(error = write_bytes(path, st->patch, st->patch_len)))
+        *out = path;
+    if (!*out)
+        free(path);
+    free(dir);
+    return error;
+}
+
+static void clear_git(sw_run_rec *r)
+{
+    free(r->git_commit);
+    free(r->git);
+    r->git_commit = r->git = NULL;
+    r->git_dirty = false;
+}
+
+/* Re-captures the work tree and records it against run `r`. */
+int sw_provenance_run(sw_engine *e, sw_run_rec *r)
+{
+    sw_provenance *p = e->prov;
+    sw_git_state st;
+    char *patch = NULL;
+
+    clear_git(r);
+    if (!p)
+        return SW_OK;
+    if (sw_git_capture(p->git, p->prefix, &st) != SW_OK) {
+        warn_once(p, "cannot record the code of a run");
+        return SW_OK;
+    }
+    if (write_patch(e, r, &st, &patch) != SW_OK)
+        warn_once(p, "cannot write a run's diff.patch");
+    r->git_commit = st.commit ? sw_strdup(st.commit) : NULL;
+    r->git_dirty = st.dirty;
+    r->git = state_json(&st, patch);
+    free(patch);
+    sw_git_state_dispose(&st);
+    return SW_OK;
+}
+
+/* Frees the handle and the ref prefix; accepts NULL. */
+void sw_provenance_free(sw_provenance *p)
+{
+    if (!p)
+        return;
+    sw_git_free(p->git);
+    free(p->prefix);
+    free(p);
+}
