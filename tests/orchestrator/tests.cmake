@@ -1,1 +1,2 @@
 sw_test(orchestrator store sw_store)
+sw_test(orchestrator provenance sw_engine)
