@@ -222,8 +222,9 @@ static char *user_state(const char *repo)
     index = slurp(path, &len);
     text = out(repo, "git --no-optional-locks status --porcelain=v1 -uall; "
                      "cat .git/HEAD; git stash list; "
-                     "git for-each-ref --exclude=refs/sweep "
-                     "--format='%%(refname) %%(objectname)'");
+                     "git for-each-ref --format='%%(refname) "
+                     "%%(objectname)' | grep -v '^refs/sweep/'; "
+                     "git rev-parse --verify -q refs/stash");
     sw_buf_printf(&b, "%s\nindex %zu bytes:\n", text, len);
     if (index)
         sw_buf_put(&b, index, len);
@@ -368,6 +369,10 @@ static void test_dirty_tree(void **state)
     make_repo(f);
     make_dirty(f);
     before = user_state(f->repo);
+    assert_non_null(strstr(before, "refs/heads/main "));
+    assert_non_null(strstr(before, "refs/stash "));
+    assert_non_null(strstr(before, "stash@{0}"));
+    assert_non_null(strstr(before, "?? notes.txt"));
     open_repo(f, NULL);
     capture(f);
     head = out(f->repo, "git rev-parse HEAD");
