@@ -12,6 +12,10 @@
  * SWEEP_GIT=off turns all of it off (the test suite uses it, so that
  * sweeps of the project's own example trainers leave no refs in the
  * project's repository).
+ *
+ * A frozen sweep runs its trials from a checkout of its code under
+ * $SWEEP_HOME/code/<sweep id>; every run then records the sweep's code,
+ * and a resumed sweep knows it is frozen from the folder it starts in.
  */
 #include "orchestrator/provenance.h"
 
@@ -26,9 +30,10 @@
 #include "sweeps/json.h"
 
 struct sw_provenance {
-    sw_git *git;
+    sw_git *git;  /* NULL when frozen at resume */
     char *prefix; /* refs/sweep/<sweep id> */
     bool warned;  /* a capture failed: said once */
+    bool frozen;  /* trials run from a checkout of the sweep's code */
 };
 
 /* ---- the repository ----------------------------------------------------- */
@@ -146,6 +151,28 @@ static void warn_once(sw_provenance *p, const char *what)
             what, sw_error_last());
 }
 
+/* The checkout a frozen sweep's trials run from. */
+static char *code_dir(const sw_engine *e)
+{
+    return sw_aprintf("%s/code/%s", e->home, e->sweep.id);
+}
+
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool is_frozen(const sw_engine *e)
+{
+    char *dir = code_dir(e);
+    bool frozen = under(e->sweep.cwd, dir);
+
+    free(dir);
+    return frozen;
+}
+
 /* Opens the repository and, when `capture`, records the sweep's code. */
 void sw_provenance_start(sw_engine *e, bool capture)
 {
@@ -156,6 +183,11 @@ void sw_provenance_start(sw_engine *e, bool capture)
     if (off && strcmp(off, "off") == 0)
         return;
     p = sw_calloc(1, sizeof(*p));
+    if (!capture && e->sweep.git && is_frozen(e)) {
+        p->frozen = true;
+        e->prov = p;
+        return;
+    }
     if (!(p->git = open_repo(e->spec))) {
         free(p);
         return;
@@ -279,6 +311,13 @@ int sw_provenance_run(sw_engine *e, sw_run_rec *r)
     clear_git(r);
     if (!p)
         return SW_OK;
+    if (p->frozen) {
+        r->git_commit =
+            e->sweep.git_commit ? sw_strdup(e->sweep.git_commit) : NULL;
+        r->git_dirty = e->sweep.git_dirty;
+        r->git = sw_strdup(e->sweep.git);
+        return SW_OK;
+    }
     if (sw_git_capture(p->git, p->prefix, &st) != SW_OK) {
         warn_once(p, "cannot record the code of a run");
         return SW_OK;
@@ -291,6 +330,47 @@ int sw_provenance_run(sw_engine *e, sw_run_rec *r)
     free(patch);
     sw_git_state_dispose(&st);
     return SW_OK;
+}
+
+static int cannot_freeze(const char *why, const char *what)
+{
+    return sw_error_set(SW_EINVALID,
+                        "cannot run the trials from a "
+                        "checkout of the sweep's code: %s%s",
+                        why, what);
+}
+
+/* Exports the sweep's code and moves the trials' folder into it. */
+int sw_provenance_freeze(sw_engine *e)
+{
+    sw_provenance *p = e->prov;
+    const char *root;
+    char *dir, *cwd;
+    int error;
+
+    if (p && p->frozen)
+        return SW_OK;
+    if (!p || !p->git || !e->sweep.git_commit)
+        return cannot_freeze("no code was recorded (outside git, a "
+                             "repository without files, or SWEEP_GIT=off)",
+                             "");
+    root = sw_git_root(p->git);
+    if (!under(e->sweep.cwd, root))
+        return cannot_freeze("trials start outside the repository ", root);
+    dir = code_dir(e);
+    error = sw_git_export(p->git, e->sweep.git_commit, dir);
+    cwd = sw_aprintf("%s%s", dir, e->sweep.cwd + strlen(root));
+    if (!error)
+        error = sw_engine__mkdirs(cwd);
+    if (!error) {
+        free(e->sweep.cwd);
+        e->sweep.cwd = cwd;
+        cwd = NULL;
+        p->frozen = true;
+    }
+    free(cwd);
+    free(dir);
+    return error;
 }
 
 /* Frees the handle and the ref prefix; accepts NULL. */

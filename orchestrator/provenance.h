@@ -32,6 +32,15 @@ void sw_provenance_report(const sw_engine *e);
  * outside a repository. Returns SW_OK: a failure is a warning (once). */
 int sw_provenance_run(sw_engine *e, sw_run_rec *r);
 
+/* Opt-in, at sweep start after sw_provenance_start: writes the sweep's
+ * code into $SWEEP_HOME/code/<sweep id> and points e->sweep.cwd at the
+ * same folder in it, so trials run the recorded code whatever is edited
+ * meanwhile, and every run records the sweep's code. Does nothing for a
+ * resumed sweep that starts there (it is frozen already). SW_EINVALID,
+ * with a message, when no code was recorded or trials start outside the
+ * repository; SW_EIO when the export fails. */
+int sw_provenance_freeze(sw_engine *e);
+
 /* Frees the engine's provenance state; accepts NULL. */
 void sw_provenance_free(sw_provenance *p);
 

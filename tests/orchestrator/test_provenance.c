@@ -164,6 +164,7 @@ static int teardown(void **state)
     sw_spec_free(f->e.spec);
     sw_sweep_rec_dispose(&f->e.sweep);
     free(f->e.runs_dir);
+    free(f->e.home);
     rm_tree(f->root);
     free(f);
     return 0;
@@ -263,6 +264,39 @@ static void test_outside_git(void **state)
     run(f, 0);
     assert_null(f->runs[0].git);
     assert_null(f->runs[0].git_commit);
+    assert_int_equal(sw_provenance_freeze(&f->e), SW_EINVALID);
+}
+
+/* Opt-in: trials run from a checkout of the sweep's code, which later
+ * edits do not reach; a resumed sweep that starts there stays frozen. */
+static void test_frozen_sweep(void **state)
+{
+    fixture *f = *state;
+    char *want, *got;
+
+    engine(f, "train.sh");
+    f->e.home = sw_aprintf("%s/home", f->root);
+    f->e.sweep.cwd = realpath(f->repo, NULL);
+    put(f->repo, "train.sh", "echo frozen\n");
+    sw_provenance_start(&f->e, true);
+    assert_int_equal(sw_provenance_freeze(&f->e), SW_OK);
+    want = sw_aprintf("%s/code/5eed0001", f->e.home);
+    assert_string_equal(f->e.sweep.cwd, want);
+    put(f->repo, "train.sh", "echo later\n");
+    run(f, 0);
+    assert_string_equal(f->runs[0].git_commit, f->e.sweep.git_commit);
+    got = out(want, "cat train.sh");
+    assert_string_equal(got, "echo frozen");
+    free(got);
+    sw_provenance_free(f->e.prov);
+    f->e.prov = NULL;
+    sw_provenance_start(&f->e, false); /* resume */
+    run(f, 1);
+    assert_string_equal(f->runs[1].git_commit, f->e.sweep.git_commit);
+    assert_string_equal(f->runs[1].git, f->e.sweep.git);
+    assert_int_equal(sw_provenance_freeze(&f->e), SW_OK); /* already */
+    assert_string_equal(f->e.sweep.cwd, want);
+    free(want);
 }
 
 static void test_turned_off(void **state)
@@ -286,6 +320,7 @@ int main(void)
         T(test_program_repository_first),
         T(test_outside_git),
         T(test_turned_off),
+        T(test_frozen_sweep),
     };
     /* clang-format on */
 
