@@ -324,6 +324,8 @@ static int supervised(local *lx, const sw_job *job)
         if (r == 0)
             return 1;
         lx->alive = false;
+        stop_supervisor(lx); /* its event pipe is at EOF: stop polling it;
+                                the next launch starts another */
     }
     return watched(job);
 }
@@ -389,7 +391,8 @@ static int local_cancel(sw_executor *ex, const sw_job *job, bool force)
 /* Readable when an attempt this executor launched may have ended: the
  * engine reads and discards every byte (non-blocking), then calls check()
  * on its running jobs. Attempts adopted from an earlier orchestrator send
- * nothing here: poll those on a tick. */
+ * nothing here: poll those on a tick. At end of file the supervisor has
+ * died; the check() that finds it so stops this descriptor (-1). */
 static int local_wait_fd(sw_executor *ex)
 {
     return ((local *)ex)->events;

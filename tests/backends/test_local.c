@@ -119,15 +119,24 @@ static int wait_end(sw_executor *ex, const sw_job *job, sw_exit *out)
 {
     struct pollfd p = {sw_executor_wait_fd(ex), POLLIN, 0};
     char sink[64];
+    ssize_t n;
     int i, rc = 0;
 
     for (i = 0; i < 1000; i++) { /* 20 s at most */
         rc = sw_executor_check(ex, job, out);
         if (rc != 0)
             return rc;
-        if (poll(&p, 1, 20) > 0)
-            while (read(p.fd, sink, sizeof(sink)) > 0)
-                ;
+        p.fd = sw_executor_wait_fd(ex);
+        if (p.fd < 0) {
+            poll(NULL, 0, 20);
+            continue;
+        }
+        if (poll(&p, 1, 20) <= 0)
+            continue;
+        while ((n = read(p.fd, sink, sizeof(sink))) > 0)
+            ;
+        if (n == 0) /* the supervisor is gone: nothing will wake us */
+            poll(NULL, 0, 20);
     }
     return rc;
 }
