@@ -19,6 +19,7 @@
 
 #include "orchestrator/engine_internal.h"
 #include "orchestrator/metrics.h"
+#include "orchestrator/provenance.h"
 #include "sweeps/command.h"
 #include "sweeps/json.h"
 
@@ -172,6 +173,7 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     s->rec.has_exit = false;
     s->rec.signal = 0;
     set_str(&s->rec.reason, NULL);
+    sw_provenance_run(e, &s->rec); /* the code it starts with; can't fail */
     error = sw_store_update_run(e->st, &s->rec);
     if (tx && !error)
         error = sw_store_commit(e->st);
