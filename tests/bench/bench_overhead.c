@@ -12,6 +12,7 @@
  * trial's folder needs costs tens of microseconds, on tmpfs a few, so say
  * which one a figure was measured on.
  */
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ static double baseline(void)
 
 static double through_sweep(const char *bin, const char *dir, int round)
 {
-    char file[512], home[512], cmd[2048];
+    char file[512], home[512], cmd[8192];
     FILE *f;
     double t0;
 
@@ -66,8 +67,11 @@ static double through_sweep(const char *bin, const char *dir, int round)
     fprintf(f, "method: grid\nparallel: 2\ncommand: [/bin/true]\n"
                "parameters:\n  i:\n    min: 1\n    max: %d\n", TRIALS);
     fclose(f);
-    snprintf(cmd, sizeof(cmd), "SWEEP_HOME=%s %s run %s --quiet >/dev/null",
-             home, bin, file);
+    /* from the temporary folder, outside any git repository: this
+     * measures orchestration, not provenance (bench_git measures that) */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && SWEEP_HOME=%s %s run %s --quiet >/dev/null", dir, home,
+             bin, file);
     t0 = now();
     if (system(cmd) != 0)
         return -1;
@@ -84,20 +88,20 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *tmp = getenv("TMPDIR");
-    char tmpl[256], *dir, rm[512];
+    char tmpl[256], *dir, rm[512], bin[PATH_MAX];
     double base[ROUNDS], sw[ROUNDS];
     int r;
 
     snprintf(tmpl, sizeof(tmpl), "%s/sweep-bench-XXXXXX",
              tmp && tmp[0] ? tmp : "/tmp");
     dir = mkdtemp(tmpl);
-    if (argc != 2 || !dir) {
+    if (argc != 2 || !dir || !realpath(argv[1], bin)) {
         fprintf(stderr, "usage: bench_overhead PATH-TO-SWEEP\n");
         return 2;
     }
     for (r = 0; r < ROUNDS; r++) {
         base[r] = baseline();
-        sw[r] = through_sweep(argv[1], dir, r);
+        sw[r] = through_sweep(bin, dir, r);
     }
     qsort(base, ROUNDS, sizeof(double), cmp);
     qsort(sw, ROUNDS, sizeof(double), cmp);

@@ -61,10 +61,11 @@ static void rm_tree(const char *path)
 
 static void sh(const char *dir, const char *cmd)
 {
-    char full[4096];
+    char *full = sw_aprintf("cd '%s' && (%s) >/dev/null 2>&1", dir, cmd);
+    int rc = system(full);
 
-    snprintf(full, sizeof(full), "cd '%s' && (%s) >/dev/null 2>&1", dir, cmd);
-    if (system(full) != 0)
+    free(full);
+    if (rc != 0)
         fail_msg("command failed in %s: %s", dir, cmd);
 }
 
@@ -88,11 +89,10 @@ static char *out(const char *dir, const char *cmd)
 
 static void put(const char *dir, const char *rel, const char *text)
 {
-    char path[PATH_MAX];
-    FILE *f;
+    char *path = sw_aprintf("%s/%s", dir, rel);
+    FILE *f = fopen(path, "w");
 
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    f = fopen(path, "w");
+    free(path);
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
