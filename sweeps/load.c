@@ -21,6 +21,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "sweeps/json.h"
 #include "sweeps/yaml11.h"
 
 #define MAX_DEPTH 64            /* nested lists and mappings */
@@ -731,6 +732,35 @@ static void reader_dispose(reader *r)
     free(r->anchors);
     sw_value_free(r->grave);
     sw_value_free(r->root);
+}
+
+/* One JSON reader for sweep files and for what trials send (json.h). */
+int sw_json_parse(sw_value **out, const char *text, size_t len)
+{
+    sw_spec__keys keys = {NULL, 0, 0};
+    sw_diags diags;
+    reader r;
+    char *first;
+    int error = SW_OK;
+
+    memset(&r, 0, sizeof(r));
+    sw_diags_init(&diags, "JSON");
+    r.diags = &diags;
+    r.keys = &keys;
+    r.grave = sw_value_list();
+    if (!text || !read_json(&r, text, len, false) || diags.errors || !r.root) {
+        first = sw_diags_first_error(&diags);
+        error = sw_error_set(SW_EINVALID, "%s", first[0] ? first
+                                                         : "invalid JSON");
+        free(first);
+    } else {
+        *out = r.root;
+        r.root = NULL;
+    }
+    reader_dispose(&r);
+    free(keys.items);
+    sw_diags_dispose(&diags);
+    return error;
 }
 
 static sw_spec *spec_new(const char *name, const char *text, size_t len)
