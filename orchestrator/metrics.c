@@ -1,9 +1,14 @@
 /*
  * metrics.c - parsing metric reports. A report is all or nothing: one bad
  * value refuses the whole report, so a run never holds half of one.
+ *
+ * Reports are JSON as Python's json.dumps writes it, which includes NaN,
+ * Infinity and -Infinity for a loss that diverged: those are read as the
+ * floats they name (so is a string holding exactly one of them).
  */
 #include "orchestrator/metrics.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +39,62 @@ static void add(sw_metric_batch *b, int64_t step, const char *name, double v)
     b->len++;
 }
 
+/* The float a value names: a number, a boolean (1 or 0), or one of
+ * Python's non-finite spellings. False for anything else. */
+static bool metric_value(const sw_value *v, double *d)
+{
+    if (v->type == SW_BOOL) {
+        *d = v->u.b ? 1.0 : 0.0;
+        return true;
+    }
+    if (sw_value_number(v, d))
+        return true;
+    if (v->type != SW_STR)
+        return false;
+    if (strcmp(v->u.s, "NaN") == 0)
+        *d = NAN;
+    else if (strcmp(v->u.s, "Infinity") == 0)
+        *d = INFINITY;
+    else if (strcmp(v->u.s, "-Infinity") == 0)
+        *d = -INFINITY;
+    else
+        return false;
+    return true;
+}
+
+/* Copies JSON text with Python's bare NaN, Infinity and -Infinity (not
+ * JSON) quoted, so the JSON reader takes them as strings. */
+static void quote_specials(sw_buf *out, const char *s, size_t len)
+{
+    static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
+    bool in_str = false;
+    size_t i = 0, k, n;
+
+    while (i < len) {
+        if (in_str || s[i] == '"') {
+            if (in_str && s[i] == '\\' && i + 1 < len) {
+                sw_buf_put(out, s + i, 2);
+                i += 2;
+                continue;
+            }
+            in_str = s[i] == '"' ? !in_str : in_str;
+            sw_buf_putc(out, s[i++]);
+            continue;
+        }
+        for (k = 0; k < 3; k++) {
+            n = strlen(words[k]);
+            if (len - i >= n && memcmp(s + i, words[k], n) == 0)
+                break;
+        }
+        if (k < 3) {
+            sw_buf_printf(out, "\"%s\"", words[k]);
+            i += strlen(words[k]);
+        } else {
+            sw_buf_putc(out, s[i++]);
+        }
+    }
+}
+
 static int parse_object(sw_metric_batch *b, const sw_value *obj)
 {
     const sw_value *step = sw_value_map_get(obj, "step");
@@ -52,9 +113,7 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
         const sw_value *v = obj->u.map.vals[i];
         if (strcmp(obj->u.map.keys[i], "step") == 0)
             continue;
-        if (v->type == SW_BOOL)
-            add(b, s, obj->u.map.keys[i], v->u.b ? 1.0 : 0.0);
-        else if (sw_value_number(v, &d))
+        if (metric_value(v, &d))
             add(b, s, obj->u.map.keys[i], d);
     }
     return SW_OK;
@@ -62,11 +121,15 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
 
 int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len)
 {
+    sw_buf text = SW_BUF_INIT;
     sw_value *v = NULL;
     size_t start = b->len, i;
     int error;
 
-    if ((error = sw_json_parse(&v, json, len)) != SW_OK)
+    quote_specials(&text, json, len);
+    error = sw_json_parse(&v, sw_buf_cstr(&text), text.len);
+    sw_buf_dispose(&text);
+    if (error != SW_OK)
         return error;
     if (v->type == SW_LIST) {
         for (i = 0; i < v->u.list.len && !error; i++)

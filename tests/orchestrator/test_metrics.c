@@ -1,0 +1,108 @@
+/*
+ * test_metrics.c - metric reports as trials write them: `@metrics` lines,
+ * objects or arrays of them, Python's NaN and Infinity, and refusals that
+ * add nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "orchestrator/metrics.h"
+#include "sweeps/error.h"
+
+static int parse(sw_metric_batch *b, const char *json)
+{
+    return sw_metrics_parse(b, json, strlen(json));
+}
+
+static void test_one_report(void **state)
+{
+    sw_metric_batch b;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, "{\"step\": 3, \"loss\": 0.41, \"acc\": 1, "
+                               "\"best\": true, \"tag\": \"x\"}"), SW_OK);
+    assert_int_equal(b.len, 3);
+    assert_string_equal(b.items[0].name, "loss");
+    assert_int_equal(b.items[0].step, 3);
+    assert_true(b.items[0].value == 0.41);
+    assert_true(b.items[2].value == 1.0);
+    sw_metric_batch_dispose(&b);
+}
+
+static void test_arrays_and_no_step(void **state)
+{
+    sw_metric_batch b;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, "[{\"step\": 1, \"a\": 1}, {\"a\": 2.5}]"),
+                     SW_OK);
+    assert_int_equal(b.len, 2);
+    assert_int_equal(b.items[0].step, 1);
+    assert_int_equal(b.items[1].step, -1);
+    sw_metric_batch_dispose(&b);
+}
+
+static void test_python_non_finite(void **state)
+{
+    sw_metric_batch b;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, "{\"loss\": NaN, \"up\": Infinity, "
+                               "\"down\": -Infinity, \"note\": \"NaN here\", "
+                               "\"s\": \"NaN\"}"), SW_OK);
+    assert_int_equal(b.len, 4);
+    assert_true(isnan(b.items[0].value));
+    assert_true(isinf(b.items[1].value) && b.items[1].value > 0);
+    assert_true(isinf(b.items[2].value) && b.items[2].value < 0);
+    assert_true(isnan(b.items[3].value));
+    sw_metric_batch_dispose(&b);
+}
+
+static void test_bad_reports_add_nothing(void **state)
+{
+    static const char *const bad[] = {
+        "{\"step\": -1, \"a\": 1}", "{\"step\": 1.5, \"a\": 1}",
+        "[{\"a\": 1}, 3]", "{\"a\": 1", "42", "{\"a\": 1} trailing"};
+    sw_metric_batch b;
+    size_t i;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(parse(&b, bad[i]), SW_EINVALID);
+        assert_int_equal(b.len, 0);
+    }
+    sw_metric_batch_dispose(&b);
+}
+
+static void test_metrics_lines(void **state)
+{
+    const char *line = "@metrics {\"a\": 1}";
+
+    (void)state;
+    assert_string_equal(sw_metrics_line(line, strlen(line)), "{\"a\": 1}");
+    assert_null(sw_metrics_line("@metricsx {}", 12));
+    assert_null(sw_metrics_line("epoch 3 loss 0.4", 16));
+    assert_null(sw_metrics_line("@metrics", 8));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_report),
+        cmocka_unit_test(test_arrays_and_no_step),
+        cmocka_unit_test(test_python_non_finite),
+        cmocka_unit_test(test_bad_reports_add_nothing),
+        cmocka_unit_test(test_metrics_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
