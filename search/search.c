@@ -4,10 +4,9 @@
  * into trials (nested params and a stable id).
  *
  * Strategies are reached only through the table in strategy.h, so adding
- * one (Bayesian search, which needs `next` and `observe`) means one file
- * and one line in `strategies` below. A trial's id depends on its
- * parameters only, never on its index or the seed, so the same grid cell
- * has the same id in every sweep that contains it.
+ * one means one file and one line in `strategies` below. A trial's id
+ * depends on its parameters only, never on its index or the seed, so the
+ * same grid cell has the same id in every sweep that contains it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,8 @@ static const sw_strategy *const strategies[] = {
     [SW_METHOD_GRID] = &sw_grid__strategy,
     [SW_METHOD_RANDOM] = &sw_random__strategy,
     [SW_METHOD_BAYES] = NULL,
+    [SW_METHOD_TPE] = NULL,
+    [SW_METHOD_SOBOL] = &sw_sobol__strategy,
 };
 
 static const char *method_name(sw_method m)
@@ -37,6 +38,10 @@ static const char *method_name(sw_method m)
         return "random";
     case SW_METHOD_BAYES:
         return "bayes";
+    case SW_METHOD_TPE:
+        return "tpe";
+    case SW_METHOD_SOBOL:
+        return "sobol";
     }
     return "unknown";
 }
@@ -177,9 +182,31 @@ void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
     }
 }
 
+/* An adaptive strategy never reuses an index it has heard of. */
+static void skip_past(sw_search *s, const sw_trial *t)
+{
+    if (s->strat->next && t->index >= s->cursor && t->index < UINT64_MAX)
+        s->cursor = t->index + 1;
+}
+
 int sw_search_observe(sw_search *s, const sw_trial *t, double value)
 {
+    int err;
+
     if (!s->strat->observe)
         return SW_OK;
-    return s->strat->observe(s->state, t, value);
+    if ((err = s->strat->observe(s->state, t, value)) == SW_OK)
+        skip_past(s, t);
+    return err;
+}
+
+int sw_search_pending(sw_search *s, const sw_trial *t)
+{
+    int err;
+
+    if (!s->strat->pending)
+        return SW_OK;
+    if ((err = s->strat->pending(s->state, t)) == SW_OK)
+        skip_past(s, t);
+    return err;
 }

@@ -43,7 +43,8 @@ void sw_search_free(sw_search *s);
 int sw_search_next(sw_search *s, sw_trial *out);
 
 /* The trial at `index` of the sequence, without moving the cursor; for the
- * methods whose sequence does not depend on results (grid, random).
+ * methods whose sequence does not depend on results (grid, random,
+ * sobol).
  * SW_EDONE when `index` is past the grid's end or run_cap. */
 int sw_search_at(sw_search *s, uint64_t index, sw_trial *out);
 
@@ -53,9 +54,24 @@ int sw_search_at(sw_search *s, uint64_t index, sw_trial *out);
 void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
                     bool *saturated);
 
-/* Tells the search the metric `value` of a finished trial. Strategies that
- * do not learn (grid, random) ignore it; Bayesian search will use it. */
+/* Tells the search the metric `value` of an ended trial: NaN for a failed
+ * run or one without a value (bayes and tpe impute it per
+ * metric.impute). Clears the trial's in-flight state; observing the same
+ * index again replaces the value. Strategies that do not learn (grid,
+ * random, sobol) ignore it. Fails with SW_EINVALID when the trial's
+ * parameters are not in the sweep's space (a value not among `values`). */
 int sw_search_observe(sw_search *s, const sw_trial *t, double value);
+
+/* Tells the search that trial `t` is in flight, so that adaptive methods
+ * suggest away from it. sw_search_next already counts the trial it gives,
+ * so this is for resume: after replaying sw_search_observe for every
+ * ended run, call it for each run still running. Idempotent by t->index.
+ *
+ * For adaptive methods (bayes, tpe), observe and pending also move the
+ * cursor past t->index, so that after a replay sw_search_next gives a
+ * new index. A suggestion depends only on the seed, its index and the
+ * set of (index, params, value) recorded, not on the order they came. */
+int sw_search_pending(sw_search *s, const sw_trial *t);
 
 /* The grid's own size, before run_cap: the product of the value counts of
  * its parameters. Fails with SW_EINVALID when a parameter is continuous. */

@@ -7,16 +7,19 @@
  * wrappers in search.c. A strategy deals in leaf values: one sw_value per
  * spec->params[i], in spec order; search.c nests them and sets the id.
  *
- * Strategies whose trials are a fixed sequence (grid, random) implement
- * `at`; adaptive ones (Bayesian) leave `at` NULL, implement `next` and
- * learn from `observe`. Optional entries are NULL when not needed.
+ * Strategies whose trials are a fixed sequence (grid, random, sobol)
+ * implement `at`; adaptive ones (bayes, tpe) leave `at` NULL, implement
+ * `next` and learn from `observe` and `pending`. Optional entries are NULL
+ * when not needed.
+ *
+ * Version 2 added `pending`.
  */
 #ifndef SW_STRATEGY_H
 #define SW_STRATEGY_H
 
 #include "search/search.h"
 
-#define SW_STRATEGY_VERSION 1
+#define SW_STRATEGY_VERSION 2
 
 typedef struct {
     int version; /* SW_STRATEGY_VERSION */
@@ -30,17 +33,25 @@ typedef struct {
      * past the end. NULL for strategies that depend on observations. */
     int (*at)(void *state, uint64_t index, sw_value **vals);
     /* Optional: the next trial's leaf values when `at` cannot say (an
-     * adaptive strategy). `index` is the trial's position. */
+     * adaptive strategy). `index` is the trial's position; the strategy
+     * counts the trial it gives as in flight until it is observed. */
     int (*next)(void *state, uint64_t index, sw_value **vals);
     /* The number of trials before any run_cap, as sw_search_size says. */
     void (*size)(const void *state, uint64_t *count, bool *bounded,
                  bool *saturated);
-    /* Optional: learns the metric `value` of a finished trial. */
+    /* Optional: learns the metric `value` of a finished trial (NaN: it
+     * failed or gave no value). Clears the trial's in-flight state. */
     int (*observe)(void *state, const sw_trial *t, double value);
+    /* Optional: trial `t` is in flight (launched, no result yet).
+     * Idempotent by t->index; a no-op for an observed trial. */
+    int (*pending)(void *state, const sw_trial *t);
 } sw_strategy;
 
 extern const sw_strategy sw_grid__strategy;
 extern const sw_strategy sw_random__strategy;
+extern const sw_strategy sw_sobol__strategy;
+extern const sw_strategy sw_bayes__strategy;
+extern const sw_strategy sw_tpe__strategy;
 
 /* The multiples of q in W&B's rounding: numpy's round, half to even. Gives
  * an SW_INT when p->q_int (numpy's astype(int), saturating), else

@@ -1080,7 +1080,12 @@ static void top_unsupported(ctx *c, const sw_value *v, const char *path)
 
 static void top_method(ctx *c, const sw_value *v, const char *path)
 {
-    static const char *const methods[] = {"grid", "random", "bayes", NULL};
+    static const char *const methods[] = {"grid", "random", "bayes",
+                                          "tpe",  "sobol",  NULL};
+    static const sw_method ids[] = {SW_METHOD_GRID, SW_METHOD_RANDOM,
+                                    SW_METHOD_BAYES, SW_METHOD_TPE,
+                                    SW_METHOD_SOBOL};
+    size_t i;
     const char *m;
 
     if (v->type == SW_STR && strcmp(v->u.s, "custom") == 0) {
@@ -1088,10 +1093,9 @@ static void top_method(ctx *c, const sw_value *v, const char *path)
         return;
     }
     m = want_enum(c, v, path, "method", methods);
-    if (m)
-        c->spec->method = m[0] == 'g'   ? SW_METHOD_GRID
-                          : m[0] == 'r' ? SW_METHOD_RANDOM
-                                        : SW_METHOD_BAYES;
+    for (i = 0; m && methods[i]; i++)
+        if (strcmp(m, methods[i]) == 0)
+            c->spec->method = ids[i];
 }
 
 static void top_parameters(ctx *c, const sw_value *v, const char *path)
@@ -1394,12 +1398,14 @@ static void check_required(ctx *c, const sw_value *doc)
     if (!method)
         err(c, doc, "method",
             "missing: a sweep needs a method (grid, "
-            "random or bayes)");
+            "random, bayes, tpe or sobol)");
     if (!sw_value_map_get(doc, "parameters"))
         err(c, doc, "parameters", "missing: a sweep needs parameters");
-    if (method && c->spec->method == SW_METHOD_BAYES &&
-        method->type == SW_STR && !metric)
-        err(c, method, "method", "bayes needs a metric to optimize");
+    if (method && method->type == SW_STR && !metric &&
+        (c->spec->method == SW_METHOD_BAYES ||
+         c->spec->method == SW_METHOD_TPE))
+        err(c, method, "method", "%s needs a metric to optimize",
+            method->u.s);
     if (et && !metric)
         err(c, et, "early_terminate", "needs a metric to compare runs by");
 }

@@ -21,6 +21,8 @@ typedef enum {
     SW_METHOD_GRID,
     SW_METHOD_RANDOM,
     SW_METHOD_BAYES,
+    SW_METHOD_TPE,   /* extension: tree-structured Parzen estimator */
+    SW_METHOD_SOBOL, /* extension: scrambled Sobol sequence */
 } sw_method;
 
 typedef enum {

@@ -7,7 +7,8 @@
 
 #include "orchestrator/cli/cli.h"
 
-static const char *const method_names[] = {"grid", "random", "bayes"};
+static const char *const method_names[] = {"grid", "random", "bayes", "tpe",
+                                           "sobol"};
 
 static void put_num(sw_buf *b, const char *label, double x)
 {

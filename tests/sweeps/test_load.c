@@ -260,8 +260,8 @@ static void test_every_problem_in_order(void **state)
         "  q: {distribution: normal, mu: 0, sigma: -1, min: 1}\n"
         "  'bad name': {value: 1}\n"
         "paralel: 2\n",
-        "s.yaml:1:1: method: unknown method 'gird' (expected grid, random "
-        "or bayes)\n"
+        "s.yaml:1:1: method: unknown method 'gird' (expected grid, random, "
+        "bayes, tpe or sobol)\n"
         "s.yaml:2:22: metric.goal: unknown goal 'minimise' (expected "
         "minimize or maximize)\n"
         "s.yaml:4:8: parameters.lr.min: min (0.1) must be less than max "
@@ -379,7 +379,7 @@ static void test_load_reports_io_and_first_error(void **state)
                      SW_EINVALID);
     assert_string_equal(sw_error_last(),
                         "s.yaml:1:1: method: unknown method 'x' (expected "
-                        "grid, random or bayes)");
+                        "grid, random, bayes, tpe or sobol)");
     sw_diags_dispose(&d);
 }
 
