@@ -1,0 +1,388 @@
+/*
+ * bayes.c - method: bayes, with W&B's meaning and a stronger engine.
+ *
+ * As W&B's bayes_search: each parameter is mapped to [0, 1] through its
+ * CDF, a Gaussian process is fitted to the losses of the ended runs
+ * (the metric, negated to maximise), failed runs and runs without a value
+ * are imputed per metric.impute, runs in flight are imputed with the GP's
+ * own prediction (the "kriging believer", W&B's fantasy), and the next
+ * point maximises expected improvement over the best loss; until 2 runs
+ * have a finite result the points are a warm-up design.
+ *
+ * Where it differs: a Matern 5/2 kernel with one lengthscale per
+ * parameter whose hyperparameters maximise the marginal likelihood (W&B:
+ * sklearn's Matern 3/2 with one lengthscale); categoricals one-hot with
+ * a shared lengthscale (W&B: their cdf index on one axis); EI maximised
+ * over Sobol and local candidates with L-BFGS and discrete moves (W&B: the
+ * best of 1,000 random points); a scrambled Sobol warm-up (W&B: random
+ * points). Past GP_CAP ended runs the GP keeps the best half and a random
+ * half of the rest, and the hyperparameters are fitted on FIT_CAP of
+ * those (W&B: 100 random runs), so a suggestion stays fast at any size.
+ *
+ * Each suggestion is a function of the seed, its index and the history
+ * (a set keyed by trial index): its random stream is (seed, index).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/acq.h"
+#include "search/sobol.h"
+#include "search/strategy.h"
+
+#define N_INIT 2      /* W&B: a GP needs two finite results */
+#define FIT_CAP 64    /* runs the hyperparameters are fitted on */
+#define GP_CAP 256    /* runs the GP is conditioned on */
+#define N_NEAR 5      /* best runs the local candidates start from */
+#define WARP_SKEW 0.5 /* losses more skewed than this are log-warped */
+#define WARM_STREAM UINT64_C(0xba7e5ba7e5)
+
+typedef struct {
+    const sw_spec *spec;
+    uint64_t seed;
+    sw_space space;
+    sw_features feat;
+    sw_history hist;
+    sw_sobol warm;
+} bayes_state;
+
+static int bayes_open(void **state, const sw_spec *spec, uint64_t seed)
+{
+    bayes_state *st = sw_calloc(1, sizeof(*st));
+    sw_rng r;
+
+    st->spec = spec;
+    st->seed = seed;
+    sw_space__init(&st->space, spec);
+    if (st->space.n == 0) {
+        sw_space__dispose(&st->space);
+        free(st);
+        return sw_error_set(SW_EINVALID, "bayes needs at least one "
+                                         "parameter that is not a constant");
+    }
+    sw_features__init(&st->feat, &st->space);
+    sw_history__init(&st->hist, st->space.n);
+    sw_rng_seed(&r, seed, WARM_STREAM);
+    sw_sobol__init(&st->warm, st->space.n, &r);
+    *state = st;
+    return SW_OK;
+}
+
+static void bayes_close(void *state)
+{
+    bayes_state *st = state;
+
+    if (!st)
+        return;
+    sw_history__dispose(&st->hist);
+    sw_features__dispose(&st->feat);
+    sw_space__dispose(&st->space);
+    free(st);
+}
+
+/* The warm-up point of trial `index`: the scrambled Sobol sequence. */
+static void warm_point(const bayes_state *st, uint64_t index, sw_rng *r,
+                       double *z)
+{
+    double u[SW_SOBOL_MAX_DIMS];
+    size_t j;
+
+    sw_sobol__point(&st->warm, (uint32_t)index, u);
+    for (j = 0; j < st->space.n; j++)
+        z[j] = sw_space__from_u(
+            &st->space.dims[j],
+            j < st->warm.dims && !(index >> 32) ? u[j] : sw_rng_uniform(r));
+}
+
+typedef struct {
+    double loss;
+    size_t i;
+} ranked;
+
+static int by_loss(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+
+    if (x->loss != y->loss)
+        return x->loss < y->loss ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b;
+
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* Picks at most `cap` of the m records in rows (record numbers, sorted):
+ * the best cap / 2 and a random draw from the others, in record order.
+ * Returns how many are kept at the front of rows. */
+static size_t subset(size_t *rows, size_t m, const double *loss, size_t cap,
+                     sw_rng *r)
+{
+    ranked *rk;
+    size_t i, keep = cap / 2;
+
+    if (m <= cap)
+        return m;
+    rk = sw_malloc(m * sizeof(*rk));
+    for (i = 0; i < m; i++)
+        rk[i] = (ranked){loss[rows[i]], rows[i]};
+    qsort(rk, m, sizeof(*rk), by_loss);
+    for (i = keep; i < cap; i++) { /* partial Fisher-Yates on the rest */
+        size_t j = i + (size_t)sw_rng_below(r, m - i);
+        ranked t = rk[i];
+
+        rk[i] = rk[j];
+        rk[j] = t;
+    }
+    for (i = 0; i < cap; i++)
+        rows[i] = rk[i].i;
+    free(rk);
+    qsort(rows, cap, sizeof(*rows), by_index);
+    return cap;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The sample skewness of m values. */
+static double skewness(const double *y, size_t m)
+{
+    double mean = 0.0, m2 = 0.0, m3 = 0.0;
+    size_t i;
+
+    for (i = 0; i < m; i++)
+        mean += y[i];
+    mean /= (double)m;
+    for (i = 0; i < m; i++) {
+        double t = y[i] - mean;
+
+        m2 += t * t;
+        m3 += t * t * t;
+    }
+    m2 /= (double)m;
+    return m2 > 0.0 ? m3 / (double)m / (m2 * sqrt(m2)) : 0.0;
+}
+
+/* Losses with a long tail of bad values (skewness above WARP_SKEW: a
+ * Rosenbrock, a loss that diverges) are warped by log(y - min + d), d
+ * the median's distance to the min, so the GP models the region of good
+ * values rather than the size of the bad ones. Monotone: the best stays
+ * the best. */
+static void warp(double *y, size_t m)
+{
+    double *s, d;
+    size_t i;
+
+    if (m < 3 || !(skewness(y, m) > WARP_SKEW))
+        return;
+    s = sw_malloc(m * sizeof(*s));
+    memcpy(s, y, m * sizeof(*s));
+    qsort(s, m, sizeof(*s), by_double);
+    d = s[m / 2] - s[0] + 1e-12 * (1.0 + fabs(s[0]));
+    for (i = 0; i < m; i++)
+        y[i] = log(y[i] - s[0] + d);
+    free(s);
+}
+
+/* The training data: features and standardised losses of `rows`. */
+static void training(const bayes_state *st, const size_t *rows, size_t m,
+                     const double *loss, double *X, double *y)
+{
+    double mean = 0.0, var = 0.0, sd;
+    size_t i;
+
+    for (i = 0; i < m; i++)
+        y[i] = loss[rows[i]];
+    warp(y, m);
+    for (i = 0; i < m; i++)
+        mean += y[i];
+    mean /= (double)m;
+    for (i = 0; i < m; i++)
+        var += (y[i] - mean) * (y[i] - mean);
+    sd = m > 1 ? sqrt(var / (double)m) + 1e-6 : 1.0;
+    for (i = 0; i < m; i++) {
+        sw_features__of(&st->feat, sw_history__z(&st->hist, rows[i]),
+                        &X[i * st->feat.n]);
+        y[i] = (y[i] - mean) / sd;
+    }
+}
+
+/* Record numbers of the trials ended (or in flight, when `pending`). */
+static size_t records(const sw_history *h, bool pending, size_t *rows)
+{
+    size_t i, m = 0;
+
+    for (i = 0; i < h->len; i++)
+        if (h->obs[i].pending == pending)
+            rows[m++] = i;
+    return m;
+}
+
+/* Fits the hyperparameters on at most FIT_CAP of the m training points
+ * (the best half and a random half), then conditions on all m. */
+static int fit(const bayes_state *st, sw_gp *gp, const double *X,
+               const double *y, size_t m, sw_rng *r)
+{
+    size_t nf = st->feat.n, i, k;
+    size_t *pos = sw_malloc((m + 1) * sizeof(*pos));
+    double *Xf = sw_malloc((m * nf + 1) * sizeof(*Xf));
+    double *yf = sw_malloc((m + 1) * sizeof(*yf));
+    int err;
+
+    for (i = 0; i < m; i++)
+        pos[i] = i;
+    k = subset(pos, m, y, FIT_CAP, r);
+    for (i = 0; i < k; i++) {
+        memcpy(&Xf[i * nf], &X[pos[i] * nf], nf * sizeof(*Xf));
+        yf[i] = y[pos[i]];
+    }
+    err = sw_gp__fit(gp, Xf, yf, k, k <= 64 ? 3 : 1, r);
+    if (err == SW_OK && k < m)
+        err = sw_gp__condition(gp, X, y, m);
+    free(pos);
+    free(Xf);
+    free(yf);
+    return err;
+}
+
+/* The kriging believer: the trials in flight join the data with the
+ * GP's mean as their result, so EI is low around them. X and y have room
+ * for m + np rows. Keeps the plain posterior when that fails. */
+static void believe(const bayes_state *st, sw_gp *gp, double *X, double *y,
+                    size_t m, const size_t *pend, size_t np)
+{
+    size_t nf = st->feat.n, k;
+    double *work = sw_malloc((2 * m + 1) * sizeof(*work)), var;
+
+    for (k = 0; k < np; k++) {
+        double *x = &X[(m + k) * nf];
+
+        sw_features__of(&st->feat, sw_history__z(&st->hist, pend[k]), x);
+        sw_gp__predict(gp, x, &y[m + k], &var, NULL, NULL, work);
+    }
+    free(work);
+    if (np && sw_gp__condition(gp, X, y, m + np) != SW_OK)
+        sw_gp__condition(gp, X, y, m);
+}
+
+/* The best n of the m training rows, as points, into near. */
+static size_t best_points(const bayes_state *st, const size_t *rows, size_t m,
+                          const double *y, double *near)
+{
+    ranked *rk = sw_malloc((m + 1) * sizeof(*rk));
+    size_t i, n = m < N_NEAR ? m : N_NEAR, d = st->space.n;
+
+    for (i = 0; i < m; i++)
+        rk[i] = (ranked){y[i], i};
+    qsort(rk, m, sizeof(*rk), by_loss);
+    for (i = 0; i < n; i++)
+        memcpy(&near[i * d], sw_history__z(&st->hist, rows[rk[i].i]),
+               d * sizeof(*near));
+    free(rk);
+    return n;
+}
+
+/* The point maximising EI, given the losses of the records. */
+static int suggest(const bayes_state *st, const double *loss, sw_rng *r,
+                   double *z)
+{
+    size_t n = st->hist.len, nf = st->feat.n, m, np, i;
+    size_t *rows = sw_malloc((2 * n + 1) * sizeof(*rows)), *pend = rows + n;
+    double *X = sw_malloc(((GP_CAP * 2 + 1) * nf + 1) * sizeof(*X));
+    double *y = sw_malloc((GP_CAP * 2 + 2) * sizeof(*y)), best = INFINITY;
+    double *near = sw_malloc((N_NEAR * st->space.n + 1) * sizeof(*near));
+    sw_acq a = {&st->feat, NULL, 0.0};
+    sw_gp gp;
+    int err;
+
+    m = subset(rows, records(&st->hist, false, rows), loss, GP_CAP, r);
+    np = records(&st->hist, true, pend);
+    np = np < GP_CAP ? np : GP_CAP;
+    training(st, rows, m, loss, X, y);
+    for (i = 0; i < m; i++)
+        best = y[i] < best ? y[i] : best;
+    sw_gp__init(&gp, nf, st->feat.group, st->space.n);
+    if ((err = fit(st, &gp, X, y, m, r)) == SW_OK) {
+        believe(st, &gp, X, y, m, pend, np);
+        a.gp = &gp;
+        a.best = best;
+        sw_acq__maximize(&a, near, best_points(st, rows, m, y, near), r, z);
+    }
+    sw_gp__dispose(&gp);
+    free(rows);
+    free(X);
+    free(y);
+    free(near);
+    return err;
+}
+
+static int bayes_next(void *state, uint64_t index, sw_value **vals)
+{
+    bayes_state *st = state;
+    double *loss = sw_malloc((st->hist.len + 1) * sizeof(*loss));
+    double *z = sw_malloc(2 * (st->space.n + 1) * sizeof(*z));
+    size_t real = sw_history__losses(&st->hist, &st->spec->metric, loss);
+    sw_rng r;
+
+    sw_rng_seed(&r, st->seed, index);
+    if (real < N_INIT || suggest(st, loss, &r, z) != SW_OK)
+        warm_point(st, index, &r, z);
+    sw_space__decode(&st->space, z, vals);
+    /* the point as observe() will read it back from the trial */
+    if (sw_space__encode_leaves(&st->space, vals, z) == SW_OK)
+        sw_history__pending(&st->hist, index, z);
+    free(loss);
+    free(z);
+    return SW_OK;
+}
+
+static int bayes_observe(void *state, const sw_trial *t, double value)
+{
+    bayes_state *st = state;
+    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
+    int err = sw_space__encode(&st->space, t->params, z);
+
+    if (err == SW_OK)
+        sw_history__observe(&st->hist, t->index, z, value);
+    free(z);
+    return err;
+}
+
+static int bayes_pending(void *state, const sw_trial *t)
+{
+    bayes_state *st = state;
+    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
+    int err = sw_space__encode(&st->space, t->params, z);
+
+    if (err == SW_OK)
+        sw_history__pending(&st->hist, t->index, z);
+    free(z);
+    return err;
+}
+
+static void bayes_size(const void *state, uint64_t *count, bool *bounded,
+                       bool *saturated)
+{
+    (void)state;
+    *count = UINT64_MAX;
+    *bounded = false;
+    *saturated = false;
+}
+
+const sw_strategy sw_bayes__strategy = {
+    .version = SW_STRATEGY_VERSION,
+    .name = "bayes",
+    .open = bayes_open,
+    .close = bayes_close,
+    .next = bayes_next,
+    .size = bayes_size,
+    .observe = bayes_observe,
+    .pending = bayes_pending,
+};

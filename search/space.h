@@ -1,0 +1,103 @@
+/*
+ * space.h - the search space as the adaptive strategies (bayes, tpe) see
+ * it, and the record of what they have observed. Internal to search/.
+ *
+ * Each searchable leaf of the spec is one dimension with a coordinate z:
+ *   real (every continuous distribution): z = W&B's cdf(value) in [0, 1];
+ *   int (int_uniform): z = the centre of the value's cell,
+ *     (k - min + 0.5) / (max - min + 1), so ppf(z) gives k back;
+ *   cat (values): z = the value's index.
+ * A point of the space is one z per dimension; decoding goes through
+ * W&B's ppf, so the values suggested are exactly those W&B's formulas
+ * give for those coordinates.
+ */
+#ifndef SW_SPACE_H
+#define SW_SPACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sweeps/spec.h"
+
+typedef enum { SW_DIM_REAL, SW_DIM_INT, SW_DIM_CAT } sw_dim_kind;
+
+typedef struct {
+    const sw_param *p;
+    size_t leaf; /* index in spec->params */
+    sw_dim_kind kind;
+    size_t levels; /* int and cat: the number of values; else 0 */
+    bool rounds;   /* real with q (or a huge int range): ppf rounds */
+} sw_dim;
+
+typedef struct {
+    const sw_spec *spec; /* borrowed */
+    sw_dim *dims;
+    size_t n; /* searchable leaves */
+} sw_space;
+
+/* The dimensions of `spec` (borrowed for the life of the space). */
+void sw_space__init(sw_space *sp, const sw_spec *spec);
+void sw_space__dispose(sw_space *sp);
+
+/* The point of a trial's nested parameters into z[0..sp->n). Fails with
+ * SW_EINVALID and a message when a leaf is missing or not a value of its
+ * parameter. */
+int sw_space__encode(const sw_space *sp, const sw_value *params, double *z);
+
+/* The same from leaf values (vals[i] for spec->params[i]). */
+int sw_space__encode_leaves(const sw_space *sp, sw_value *const *vals,
+                            double *z);
+
+/* Leaf values of point z into vals[0..spec->n_params); constants are
+ * cloned. The caller owns the values. */
+void sw_space__decode(const sw_space *sp, const double *z, sw_value **vals);
+
+/* The coordinate of dimension `d` at quantile u in [0, 1] (through ppf,
+ * so categoricals with probabilities follow them). */
+double sw_space__from_u(const sw_dim *d, double u);
+
+/* The nearest coordinate a value has: the cell centre of an int, the
+ * index of a categorical, cdf(ppf(z)) of a rounded real. */
+double sw_space__snap(const sw_dim *d, double z);
+
+/* What the strategies know of one trial. */
+typedef struct {
+    uint64_t index;
+    double y;     /* the metric as reported; NaN when failed or absent */
+    bool pending; /* in flight: no result yet */
+} sw_obs;
+
+/* Trials by index, ascending, with their points: a set, so a replay in
+ * any order gives the same record. */
+typedef struct {
+    size_t n_dims;
+    sw_obs *obs;
+    double *z; /* n_dims per trial, in the order of obs */
+    size_t len, cap;
+} sw_history;
+
+void sw_history__init(sw_history *h, size_t n_dims);
+void sw_history__dispose(sw_history *h);
+
+/* Records trial `index` as ended with metric y (NaN: none), replacing
+ * any earlier record of it. */
+void sw_history__observe(sw_history *h, uint64_t index, const double *z,
+                         double y);
+
+/* Records trial `index` as in flight; a no-op when it is already
+ * recorded (in flight or ended). */
+void sw_history__pending(sw_history *h, uint64_t index, const double *z);
+
+/* The point of record i. */
+const double *sw_history__z(const sw_history *h, size_t i);
+
+/* Losses to minimise, one per record (NaN for those in flight): the
+ * metric, negated when the goal is to maximise; a missing or non-finite
+ * one is imputed as W&B does: impute "worst" (the default) gives the
+ * worst finite loss recorded, "best" and "latest" give 0 (W&B's value
+ * for a run without a history), as does "worst" with nothing finite.
+ * Returns how many records have a finite metric of their own. */
+size_t sw_history__losses(const sw_history *h, const sw_metric *m,
+                          double *loss);
+
+#endif
