@@ -25,7 +25,7 @@ static const sw_strategy *const strategies[] = {
     [SW_METHOD_GRID] = &sw_grid__strategy,
     [SW_METHOD_RANDOM] = &sw_random__strategy,
     [SW_METHOD_BAYES] = &sw_bayes__strategy,
-    [SW_METHOD_TPE] = NULL,
+    [SW_METHOD_TPE] = &sw_tpe__strategy,
     [SW_METHOD_SOBOL] = &sw_sobol__strategy,
 };
 
