@@ -1,0 +1,412 @@
+/*
+ * bench_search.c - how well and how fast each search method finds the
+ * optimum of standard test functions, side by side with Optuna.
+ *
+ * Branin, Hartmann-3, Hartmann-6, a 4-D Rosenbrock and a mixed function
+ * (a categorical, an int, a log-uniform and a uniform parameter), each
+ * searched by random, sobol, bayes and tpe through the public search API,
+ * from sweep files parsed by the loader; and in the same run by Optuna's
+ * TPESampler and RandomSampler (tests/bench/optuna_ref.py, Debian's
+ * /usr/bin/python3 with python3-optuna). Prints the median over seeds of
+ * the best regret (best value found minus the optimum) after 50 and after
+ * BUDGET trials, then the latency of one suggestion after 100, 1,000 and
+ * 5,000 observations of Hartmann-6.
+ *
+ *   build/release/tests/bench/bench_search [SEEDS [BUDGET]]
+ *
+ * Not a test: it asserts nothing and takes minutes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "search/search.h"
+
+#ifndef OPTUNA_REF
+#define OPTUNA_REF "tests/bench/optuna_ref.py"
+#endif
+#define PYTHON "/usr/bin/python3"
+#define MAX_SEEDS 64
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double get(const sw_value *params, const char *name)
+{
+    double x = NAN;
+
+    sw_value_number(sw_value_map_get(params, name), &x);
+    return x;
+}
+
+static double branin(const sw_value *p)
+{
+    double x1 = get(p, "x1"), x2 = get(p, "x2");
+    double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI;
+    double t = x2 - b * x1 * x1 + c * x1 - 6;
+
+    return t * t + 10 * (1 - 1 / (8 * M_PI)) * cos(x1) + 10;
+}
+
+static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
+static const double h3a[4][3] = {
+    {3.0, 10, 30}, {0.1, 10, 35}, {3.0, 10, 30}, {0.1, 10, 35}};
+static const double h3p[4][3] = {{3689, 1170, 2673},
+                                 {4699, 4387, 7470},
+                                 {1091, 8732, 5547},
+                                 {381, 5743, 8828}};
+static const double h6a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                 {0.05, 10, 17, 0.1, 8, 14},
+                                 {3, 3.5, 1.7, 10, 17, 8},
+                                 {17, 8, 0.05, 10, 0.1, 14}};
+static const double h6p[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                 {2329, 4135, 8307, 3736, 1004, 9991},
+                                 {2348, 1451, 3522, 2883, 3047, 6650},
+                                 {4047, 8828, 8732, 5743, 1091, 381}};
+
+static double hartmann(const sw_value *p, int d, const double *a,
+                       const double *q)
+{
+    static const char *const names[] = {"x1", "x2", "x3", "x4", "x5", "x6"};
+    double s = 0.0;
+    int i, j;
+
+    for (i = 0; i < 4; i++) {
+        double e = 0.0;
+
+        for (j = 0; j < d; j++) {
+            double t = get(p, names[j]) - q[i * d + j] * 1e-4;
+
+            e += a[i * d + j] * t * t;
+        }
+        s -= alpha[i] * exp(-e);
+    }
+    return s;
+}
+
+static double hartmann3(const sw_value *p)
+{
+    return hartmann(p, 3, &h3a[0][0], &h3p[0][0]);
+}
+
+static double hartmann6(const sw_value *p)
+{
+    return hartmann(p, 6, &h6a[0][0], &h6p[0][0]);
+}
+
+static double rosenbrock4(const sw_value *p)
+{
+    double x[4] = {get(p, "x1"), get(p, "x2"), get(p, "x3"), get(p, "x4")};
+    double s = 0.0;
+    int i;
+
+    for (i = 0; i < 3; i++)
+        s += 100 * (x[i + 1] - x[i] * x[i]) * (x[i + 1] - x[i] * x[i]) +
+             (x[i] - 1) * (x[i] - 1);
+    return s;
+}
+
+/* Best at opt=b, n=13, lr=10^-2.5, x=0.3; each category its own best n. */
+static double mixed(const sw_value *p)
+{
+    static const double off[4] = {0.6, 0.0, 0.3, 1.0};
+    static const double best_n[4] = {8, 13, 20, 26};
+    const sw_value *o = sw_value_map_get(p, "opt");
+    int c = o && o->type == SW_STR ? o->u.s[0] - 'a' : 0;
+    double n = get(p, "n"), lr = get(p, "lr"), x = get(p, "x");
+    double dn = (n - best_n[c]) / 16, dl = log10(lr) + 2.5;
+
+    return off[c] + dn * dn + 0.5 * dl * dl + (x - 0.3) * (x - 0.3);
+}
+
+typedef struct {
+    const char *name;
+    const char *params; /* the sweep file's parameters section */
+    double (*f)(const sw_value *);
+    double fstar;
+} problem;
+
+static const problem problems[] = {
+    {"branin", "  x1: {min: -5.0, max: 10.0}\n  x2: {min: 0.0, max: 15.0}\n",
+     branin, 0.397887357729738},
+    {"hartmann3",
+     "  x1: {min: 0.0, max: 1.0}\n  x2: {min: 0.0, max: 1.0}\n"
+     "  x3: {min: 0.0, max: 1.0}\n",
+     hartmann3, -3.86278214782076},
+    {"hartmann6",
+     "  x1: {min: 0.0, max: 1.0}\n  x2: {min: 0.0, max: 1.0}\n"
+     "  x3: {min: 0.0, max: 1.0}\n  x4: {min: 0.0, max: 1.0}\n"
+     "  x5: {min: 0.0, max: 1.0}\n  x6: {min: 0.0, max: 1.0}\n",
+     hartmann6, -3.32236801141551},
+    {"rosenbrock4",
+     "  x1: {min: -5.0, max: 10.0}\n  x2: {min: -5.0, max: 10.0}\n"
+     "  x3: {min: -5.0, max: 10.0}\n  x4: {min: -5.0, max: 10.0}\n",
+     rosenbrock4, 0.0},
+    {"mixed",
+     "  opt: {values: [a, b, c, d]}\n"
+     "  lr: {distribution: log_uniform_values, min: 1.0e-5, max: 0.1}\n"
+     "  n: {min: 1, max: 32}\n  x: {min: 0.0, max: 1.0}\n",
+     mixed, 0.0},
+};
+#define N_PROBLEMS (sizeof(problems) / sizeof(*problems))
+
+static const char *const ours[] = {"random", "sobol", "bayes", "tpe"};
+static const char *const theirs[] = {"optuna-tpe", "optuna-random"};
+#define N_OURS 4
+#define N_THEIRS 2
+#define N_METHODS (N_OURS + N_THEIRS)
+
+/* best[problem][method][seed][0: at 50, 1: at budget] */
+static double best[N_PROBLEMS][N_METHODS][MAX_SEEDS][2];
+
+static sw_spec *make_spec(const problem *p, const char *method)
+{
+    char text[1024];
+    sw_spec *spec = NULL;
+    sw_diags d;
+    int n = snprintf(text, sizeof(text),
+                     "method: %s\nmetric: {name: y, goal: minimize}\n"
+                     "parameters:\n%s",
+                     method, p->params);
+
+    sw_diags_init(&d, p->name);
+    if (sw_spec_parse(&spec, p->name, text, (size_t)n, &d) != SW_OK) {
+        sw_diags_print(&d, stderr);
+        exit(1);
+    }
+    sw_diags_dispose(&d);
+    return spec;
+}
+
+/* One sequential search of `budget` trials; the best at 50 and at the
+ * end into out. */
+static void run(const problem *p, const char *method, uint64_t seed, int budget,
+                double *out)
+{
+    sw_spec *spec = make_spec(p, method);
+    sw_search *s;
+    sw_trial t;
+    double b = INFINITY;
+    int i;
+
+    if (sw_search_new(&s, spec, seed) != SW_OK) {
+        fprintf(stderr, "%s: %s\n", method, sw_error_last());
+        exit(1);
+    }
+    sw_trial_init(&t);
+    for (i = 0; i < budget; i++) {
+        double y;
+
+        if (sw_search_next(s, &t) != SW_OK) {
+            fprintf(stderr, "%s: %s\n", method, sw_error_last());
+            exit(1);
+        }
+        y = p->f(t.params);
+        sw_search_observe(s, &t, y);
+        b = y < b ? y : b;
+        if (i + 1 == 50)
+            out[0] = b;
+    }
+    out[1] = b;
+    sw_trial_dispose(&t);
+    sw_search_free(s);
+    sw_spec_free(spec);
+}
+
+static FILE *optuna_start(int seeds, int budget)
+{
+    char cmd[1024];
+
+    snprintf(cmd, sizeof(cmd), "%s %s quality %d %d", PYTHON, OPTUNA_REF, seeds,
+             budget);
+    return popen(cmd, "r");
+}
+
+/* Reads RESULT lines into best[][N_OURS + k][][]. */
+static int optuna_read(FILE *f)
+{
+    char line[512], fn[64], sampler[64];
+    int got = 0;
+
+    while (fgets(line, sizeof(line), f)) {
+        long seed;
+        double a, b;
+        size_t i, k;
+
+        if (sscanf(line, "RESULT %63s %63s %ld %lf %lf", fn, sampler, &seed, &a,
+                   &b) != 5 ||
+            seed < 0 || seed >= MAX_SEEDS)
+            continue;
+        for (i = 0; i < N_PROBLEMS; i++)
+            for (k = 0; k < N_THEIRS; k++)
+                if (!strcmp(fn, problems[i].name) &&
+                    !strcmp(sampler, theirs[k])) {
+                    best[i][N_OURS + k][seed][0] = a;
+                    best[i][N_OURS + k][seed][1] = b;
+                    got++;
+                }
+    }
+    return pclose(f) == 0 ? got : -1;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), by_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The median regret of method m on problem i at column c. */
+static double regret(size_t i, size_t m, int c, int seeds)
+{
+    double v[MAX_SEEDS];
+    int s;
+
+    for (s = 0; s < seeds; s++)
+        v[s] = best[i][m][s][c] - problems[i].fstar;
+    return median(v, seeds);
+}
+
+static void print_table(int seeds, int budget, int have_optuna)
+{
+    int c, wins[2] = {0, 0};
+    size_t i, m;
+
+    printf("median best regret over %d seeds (best found - optimum; lower "
+           "is better)\n%-12s %6s",
+           seeds, "function", "trials");
+    for (m = 0; m < N_METHODS; m++)
+        printf(" %13s", m < N_OURS ? ours[m] : theirs[m - N_OURS]);
+    printf("\n");
+    for (i = 0; i < N_PROBLEMS; i++) {
+        for (c = 0; c < 2; c++) {
+            printf("%-12s %6d", problems[i].name, c ? budget : 50);
+            for (m = 0; m < N_METHODS; m++) {
+                if (m >= N_OURS && !have_optuna)
+                    printf(" %13s", "-");
+                else
+                    printf(" %13.6g", regret(i, m, c, seeds));
+            }
+            printf("\n");
+        }
+        if (have_optuna) {
+            wins[0] += regret(i, 2, 0, seeds) < regret(i, N_OURS, 0, seeds);
+            wins[1] += regret(i, 3, 0, seeds) < regret(i, N_OURS, 0, seeds);
+        }
+    }
+    if (have_optuna)
+        printf("at 50 trials, beats optuna-tpe's median on: bayes %d/%zu, "
+               "tpe %d/%zu functions\n",
+               wins[0], N_PROBLEMS, wins[1], N_PROBLEMS);
+}
+
+/* The median time of 5 suggestions (each then observed) after n
+ * observations of Hartmann-6 drawn at random. */
+static double latency(const char *method, int n)
+{
+    sw_spec *spec = make_spec(&problems[2], method);
+    sw_spec *rspec = make_spec(&problems[2], "random");
+    sw_search *s, *r;
+    sw_trial t;
+    double ms[5];
+    int i;
+
+    if (sw_search_new(&s, spec, 1) != SW_OK ||
+        sw_search_new(&r, rspec, 1) != SW_OK) {
+        fprintf(stderr, "%s: %s\n", method, sw_error_last());
+        exit(1);
+    }
+    sw_trial_init(&t);
+    for (i = 0; i < n; i++) {
+        sw_search_at(r, (uint64_t)i, &t);
+        sw_search_observe(s, &t, hartmann6(t.params));
+    }
+    for (i = 0; i < 5; i++) {
+        double t0 = now_ms();
+
+        sw_search_next(s, &t);
+        ms[i] = now_ms() - t0;
+        sw_search_observe(s, &t, hartmann6(t.params));
+    }
+    sw_trial_dispose(&t);
+    sw_search_free(s);
+    sw_search_free(r);
+    sw_spec_free(spec);
+    sw_spec_free(rspec);
+    return median(ms, 5);
+}
+
+static void print_latency(void)
+{
+    static const int sizes[] = {100, 1000, 5000};
+    char cmd[1024], line[256];
+    double theirs_ms[3] = {NAN, NAN, NAN};
+    FILE *f;
+    int k;
+
+    snprintf(cmd, sizeof(cmd), "%s %s latency 100 1000 5000", PYTHON,
+             OPTUNA_REF);
+    if ((f = popen(cmd, "r"))) {
+        while (fgets(line, sizeof(line), f)) {
+            long n;
+            double v;
+
+            if (sscanf(line, "LATENCY optuna-tpe %ld %lf", &n, &v) == 2)
+                for (k = 0; k < 3; k++)
+                    if (n == sizes[k])
+                        theirs_ms[k] = v;
+        }
+        pclose(f);
+    }
+    printf("\nsuggestion latency on hartmann6, median of 5, ms\n"
+           "%-12s %10s %10s %12s\n",
+           "observations", "bayes", "tpe", "optuna-tpe");
+    for (k = 0; k < 3; k++)
+        printf("%-12d %10.2f %10.2f %12.2f\n", sizes[k],
+               latency("bayes", sizes[k]), latency("tpe", sizes[k]),
+               theirs_ms[k]);
+}
+
+int main(int argc, char **argv)
+{
+    int seeds = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
+    int budget = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 100;
+    FILE *py;
+    size_t i, m;
+    int s, got;
+    double t0 = now_ms();
+
+    if (seeds < 1 || seeds > MAX_SEEDS || budget < 50) {
+        fprintf(stderr, "usage: bench_search [SEEDS (1-%d) [BUDGET (>= 50)]]\n",
+                MAX_SEEDS);
+        return 2;
+    }
+    py = optuna_start(seeds, budget);
+    for (i = 0; i < N_PROBLEMS; i++)
+        for (m = 0; m < N_OURS; m++)
+            for (s = 0; s < seeds; s++)
+                run(&problems[i], ours[m], (uint64_t)s, budget, best[i][m][s]);
+    fprintf(stderr, "ours: %.0f s\n", (now_ms() - t0) / 1e3);
+    got = py ? optuna_read(py) : -1;
+    if (got != (int)(N_PROBLEMS * N_THEIRS) * seeds)
+        fprintf(stderr,
+                "optuna_ref.py gave %d of %d results: is "
+                "python3-optuna installed?\n",
+                got, (int)(N_PROBLEMS * N_THEIRS) * seeds);
+    print_table(seeds, budget, got == (int)(N_PROBLEMS * N_THEIRS) * seeds);
+    print_latency();
+    return 0;
+}
