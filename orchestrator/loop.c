@@ -278,12 +278,14 @@ static int fill(sw_engine *e)
             break;
         }
         sw_trial_init(&t);
-        if (sw_search_at(e->search, e->next_idx, &t) != SW_OK) {
+        if ((error = sw_search_next(e->search, &t)) != SW_OK) {
             e->search_done = true;
             sw_trial_dispose(&t);
+            if (error == SW_EDONE)
+                error = SW_OK;
             break;
         }
-        e->next_idx++;
+        e->next_idx = t.index + 1;
         s = free_slot(e);
         s->active = true;
         /* pending and running commit together, before the launch */
@@ -432,6 +434,38 @@ static void report_end(sw_engine *e, const sw_slot *s)
     fflush(stdout);
 }
 
+/* The run as the search knows it: its index and parameters. */
+static int trial_of(const sw_run_rec *r, sw_trial *t)
+{
+    sw_trial_init(t);
+    if (sw_json_parse(&t->params, r->params, strlen(r->params)) != SW_OK)
+        return sw_error_set(SW_EIO, "run %s: its stored params are not JSON: "
+                            "%s", r->id, sw_error_last());
+    t->index = (uint64_t)r->idx;
+    snprintf(t->id, sizeof(t->id), "%s", r->cell);
+    return SW_OK;
+}
+
+/* Tells the search how a run ended (`ended`: its value, NaN for a failed
+ * run or one without a value) or that it is in flight. A search that
+ * cannot take it (a run from outside its space) is warned about, not
+ * fatal: the sweep goes on. */
+static void tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
+{
+    double v = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED
+                   ? (r->has_value ? r->value : NAN)
+                   : NAN;
+    sw_trial t;
+    int error = trial_of(r, &t);
+
+    if (!error)
+        error = ended ? sw_search_observe(e->search, &t, v)
+                      : sw_search_pending(e->search, &t);
+    if (error)
+        fprintf(stderr, "sweep: run %s: %s\n", r->id, sw_error_last());
+    sw_trial_dispose(&t);
+}
+
 static void requeue(sw_engine *e, sw_slot *s)
 {
     sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
@@ -480,6 +514,9 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, bool lost)
     }
     error = sw_store_update_run(e->st, &s->rec);
     report_end(e, s);
+    if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
+        s->rec.state == SW_RUN_STOPPED)
+        tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
         requeue(e, s);
     sw_engine__slot_clear(s);
@@ -689,40 +726,36 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     return SW_OK;
 }
 
+/* Resume: the store's runs, replayed into the counts, the search (so it
+ * goes on from where it was, knowing every result) and the slots. */
 static int restore(sw_engine *e)
 {
-    sw_run_rec *runs = NULL;
+    sw_run_rec *runs = NULL, *r;
     size_t i, n = 0;
     int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
+    bool interrupted;
 
     for (i = 0; !error && i < n; i++) {
-        if ((uint64_t)runs[i].idx + 1 > e->next_idx)
-            e->next_idx = (uint64_t)runs[i].idx + 1;
-        switch (runs[i].state) {
-        case SW_RUN_FINISHED:
-            e->done++;
-            note_value(e, &runs[i]);
-            break;
-        case SW_RUN_FAILED:
-            e->failed++;
-            break;
-        case SW_RUN_STOPPED:
-            e->stopped++;
-            break;
-        case SW_RUN_CANCELED:
-            if (!runs[i].reason || strcmp(runs[i].reason, "interrupted")) {
-                e->canceled++;
-                break;
-            }
-            /* interrupted runs run again */
-            error = adopt_or_queue(e, &runs[i]);
-            memset(&runs[i], 0, sizeof(runs[i]));
-            break;
-        default:
-            error = adopt_or_queue(e, &runs[i]);
-            memset(&runs[i], 0, sizeof(runs[i]));
+        r = &runs[i];
+        if ((uint64_t)r->idx + 1 > e->next_idx)
+            e->next_idx = (uint64_t)r->idx + 1;
+        interrupted = r->state == SW_RUN_CANCELED && r->reason &&
+                      strcmp(r->reason, "interrupted") == 0;
+        e->done += r->state == SW_RUN_FINISHED;
+        e->failed += r->state == SW_RUN_FAILED;
+        e->stopped += r->state == SW_RUN_STOPPED;
+        e->canceled += r->state == SW_RUN_CANCELED && !interrupted;
+        if (r->state == SW_RUN_FINISHED)
+            note_value(e, r);
+        tell_search(e, r, r->state == SW_RUN_FINISHED ||
+                              r->state == SW_RUN_FAILED ||
+                              r->state == SW_RUN_STOPPED);
+        if (interrupted || r->state == SW_RUN_PENDING ||
+            r->state == SW_RUN_RUNNING) {
+            error = adopt_or_queue(e, r);
+            memset(r, 0, sizeof(*r));
         }
-        sw_run_rec_dispose(&runs[i]);
+        sw_run_rec_dispose(r);
     }
     free(runs);
     return error;

@@ -182,31 +182,29 @@ void sw_search_size(const sw_search *s, uint64_t *count, bool *bounded,
     }
 }
 
-/* An adaptive strategy never reuses an index it has heard of. */
+/* No method gives again an index it has heard of: after a resume
+ * replays its runs, sw_search_next goes on from the next index. */
 static void skip_past(sw_search *s, const sw_trial *t)
 {
-    if (s->strat->next && t->index >= s->cursor && t->index < UINT64_MAX)
+    if (t->index >= s->cursor && t->index < UINT64_MAX)
         s->cursor = t->index + 1;
 }
 
 int sw_search_observe(sw_search *s, const sw_trial *t, double value)
 {
-    int err;
+    int err = s->strat->observe ? s->strat->observe(s->state, t, value)
+                                : SW_OK;
 
-    if (!s->strat->observe)
-        return SW_OK;
-    if ((err = s->strat->observe(s->state, t, value)) == SW_OK)
+    if (err == SW_OK)
         skip_past(s, t);
     return err;
 }
 
 int sw_search_pending(sw_search *s, const sw_trial *t)
 {
-    int err;
+    int err = s->strat->pending ? s->strat->pending(s->state, t) : SW_OK;
 
-    if (!s->strat->pending)
-        return SW_OK;
-    if ((err = s->strat->pending(s->state, t)) == SW_OK)
+    if (err == SW_OK)
         skip_past(s, t);
     return err;
 }

@@ -67,10 +67,10 @@ int sw_search_observe(sw_search *s, const sw_trial *t, double value);
  * so this is for resume: after replaying sw_search_observe for every
  * ended run, call it for each run still running. Idempotent by t->index.
  *
- * For adaptive methods (bayes, tpe), observe and pending also move the
- * cursor past t->index, so that after a replay sw_search_next gives a
- * new index. A suggestion depends only on the seed, its index and the
- * set of (index, params, value) recorded, not on the order they came. */
+ * For every method, observe and pending also move the cursor past
+ * t->index, so that after a replay sw_search_next gives a new index. A
+ * suggestion depends only on the seed, its index and the set of (index,
+ * params, value) recorded, not on the order they came. */
 int sw_search_pending(sw_search *s, const sw_trial *t);
 
 /* The grid's own size, before run_cap: the product of the value counts of

@@ -227,6 +227,47 @@ static void test_ctrl_c_leaves_a_resumable_sweep(void **state)
     }
 }
 
+/* Bayesian and TPE sweeps run end to end, learn from each result, and
+ * resume after a SIGKILL without repeating or losing a run. */
+static void test_adaptive_methods_run_and_resume(void **state)
+{
+    static const char *const methods[] = {"bayes", "tpe"};
+    const char *resume[] = {"resume", "--quiet", NULL};
+    struct timespec ts = {0, 700 * 1000 * 1000};
+    char *file, *text;
+    sw_h h;
+    pid_t pid;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        sw_h_init(&h);
+        text = sw_aprintf(
+            "program: %s\nmethod: %s\nrun_cap: 10\nparallel: 2\nseed: 3\n"
+            "metric: {name: loss, goal: minimize}\ncommand:\n"
+            "  - ${program}\n  - ${args}\nparameters:\n"
+            "  x: {min: -5.0, max: 5.0}\n  y: {min: -5.0, max: 5.0}\n"
+            "  steps: {value: 2}\n  sleep: {value: 0.05}\n",
+            sw_h_toy(), methods[i]);
+        file = sw_h_file(&h, "adaptive.yaml", text);
+        const char *run[] = {"run", file, "--quiet", NULL};
+        pid = sw_h_start(&h, run);
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+        assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 10);
+        assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
+                                        "state = 'finished' and value is "
+                                        "not null"), 10);
+        assert_int_equal(sw_h_count(&h, "select count(distinct params) from "
+                                        "runs"), 10);
+        free(text);
+        free(file);
+        sw_h_dispose(&h);
+    }
+}
+
 /* Kills the orchestrator at random moments, resuming after each kill. */
 static void test_chaos_sigkill_and_resume(void **state)
 {
@@ -276,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_retry_resumes_from_checkpoint),
         cmocka_unit_test(test_timeout_cancels_and_says_why),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
+        cmocka_unit_test(test_adaptive_methods_run_and_resume),
         cmocka_unit_test(test_chaos_sigkill_and_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
