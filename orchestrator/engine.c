@@ -317,6 +317,8 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     make_sweep(&e, path, text, o);
     e.parallel = e.sweep.parallel;
     sw_provenance_start(&e, true);
+    if (e.spec->code_snapshot && (error = sw_provenance_freeze(&e)) != SW_OK)
+        goto done;
     if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK)
         goto done;
     printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id,

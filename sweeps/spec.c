@@ -1246,6 +1246,16 @@ static void top_timeout(ctx *c, const sw_value *v, const char *path)
         err(c, v, path, "must be a number of seconds greater than 0");
 }
 
+/* Where trials run: the work tree as it is (default), or a checkout of
+ * the code recorded at sweep start (docs/provenance.md). */
+static void top_code(ctx *c, const sw_value *v, const char *path)
+{
+    static const char *const modes[] = {"worktree", "snapshot", NULL};
+    const char *m = want_enum(c, v, path, "code mode", modes);
+
+    c->spec->code_snapshot = m && strcmp(m, "snapshot") == 0;
+}
+
 static void top_seed(ctx *c, const sw_value *v, const char *path)
 {
     int64_t seed;
@@ -1357,6 +1367,7 @@ static const struct {
     {"timeout", top_timeout},
     {"seed", top_seed},
     {"resources", top_resources},
+    {"code", top_code},
 };
 
 #define N_TOP_KEYS (sizeof(top_keys) / sizeof(*top_keys))

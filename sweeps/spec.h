@@ -111,6 +111,8 @@ typedef struct {
     bool has_seed;
     uint64_t seed;
     sw_resources resources;
+    bool code_snapshot; /* `code: snapshot`: trials run from a checkout of
+                           the sweep's code, not the work tree */
 } sw_spec;
 
 /* Reads and validates the sweep file at `path` (YAML or JSON). On success
