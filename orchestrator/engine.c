@@ -257,8 +257,6 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
 {
     sw_sweep_rec *s = &e->sweep;
     const sw_spec *sp = e->spec;
-    static const char *const methods[] = {"grid", "random", "bayes", "tpe",
-                                          "sobol"};
     char cwd[4096];
 
     s->id = sw_aprintf("%08llx", (unsigned long long)(random_u64() &
@@ -267,7 +265,7 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
                       : sp->name ? sw_strdup(sp->name) : NULL;
     s->file = sw_strdup(path);
     s->config = sw_strdup(text);
-    s->method = sw_strdup(methods[sp->method]);
+    s->method = sw_strdup(sw_method_name(sp->method));
     s->metric = sp->metric.name ? sw_strdup(sp->metric.name) : NULL;
     s->goal = sp->metric.name
                   ? sw_strdup(sp->metric.goal == SW_GOAL_MAXIMIZE ? "maximize"

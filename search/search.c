@@ -29,23 +29,6 @@ static const sw_strategy *const strategies[] = {
     [SW_METHOD_SOBOL] = &sw_sobol__strategy,
 };
 
-static const char *method_name(sw_method m)
-{
-    switch (m) {
-    case SW_METHOD_GRID:
-        return "grid";
-    case SW_METHOD_RANDOM:
-        return "random";
-    case SW_METHOD_BAYES:
-        return "bayes";
-    case SW_METHOD_TPE:
-        return "tpe";
-    case SW_METHOD_SOBOL:
-        return "sobol";
-    }
-    return "unknown";
-}
-
 void sw_trial_init(sw_trial *t)
 {
     memset(t, 0, sizeof(*t));
@@ -90,7 +73,7 @@ int sw_search_new(sw_search **out, const sw_spec *spec, uint64_t seed)
         strat = strategies[spec->method];
     if (!strat)
         return sw_error_set(SW_EINVALID, "method %s is not available yet",
-                            method_name(spec->method));
+                            sw_method_name(spec->method));
     if (strat->version != SW_STRATEGY_VERSION)
         return sw_error_set(SW_ERROR, "strategy %s has version %d, not %d",
                             strat->name, strat->version, SW_STRATEGY_VERSION);

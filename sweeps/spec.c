@@ -79,6 +79,15 @@ static const dist_info dists[] = {
 #define ALL_PARAM_KEYS                                                         \
     "value values probabilities min max q mu sigma a b distribution"
 
+/* Indexed by sw_method, in its order; NULL-terminated for want_enum. */
+static const char *const method_names[] = {"grid", "random", "bayes", "tpe",
+                                           "sobol", NULL};
+
+const char *sw_method_name(sw_method m)
+{
+    return (unsigned)m < SW_METHOD__COUNT ? method_names[m] : "unknown";
+}
+
 const char *sw_dist_name(sw_dist d)
 {
     return (unsigned)d < SW_DIST__COUNT ? dist_names[d] : "unknown";
@@ -1080,11 +1089,6 @@ static void top_unsupported(ctx *c, const sw_value *v, const char *path)
 
 static void top_method(ctx *c, const sw_value *v, const char *path)
 {
-    static const char *const methods[] = {"grid", "random", "bayes",
-                                          "tpe",  "sobol",  NULL};
-    static const sw_method ids[] = {SW_METHOD_GRID, SW_METHOD_RANDOM,
-                                    SW_METHOD_BAYES, SW_METHOD_TPE,
-                                    SW_METHOD_SOBOL};
     size_t i;
     const char *m;
 
@@ -1092,10 +1096,10 @@ static void top_method(ctx *c, const sw_value *v, const char *path)
         err(c, v, path, "W&B's custom method is not supported by sweep");
         return;
     }
-    m = want_enum(c, v, path, "method", methods);
-    for (i = 0; m && methods[i]; i++)
-        if (strcmp(m, methods[i]) == 0)
-            c->spec->method = ids[i];
+    m = want_enum(c, v, path, "method", method_names);
+    for (i = 0; m && method_names[i]; i++)
+        if (strcmp(m, method_names[i]) == 0)
+            c->spec->method = (sw_method)i;
 }
 
 static void top_parameters(ctx *c, const sw_value *v, const char *path)

@@ -23,6 +23,7 @@ typedef enum {
     SW_METHOD_BAYES,
     SW_METHOD_TPE,   /* extension: tree-structured Parzen estimator */
     SW_METHOD_SOBOL, /* extension: scrambled Sobol sequence */
+    SW_METHOD__COUNT
 } sw_method;
 
 typedef enum {
@@ -45,6 +46,9 @@ typedef enum {
     SW_DIST_Q_BETA,
     SW_DIST__COUNT
 } sw_dist;
+
+/* The name of a method as sweep files spell it ("grid"). */
+const char *sw_method_name(sw_method m);
 
 /* W&B's name of a distribution ("q_log_uniform_values"). */
 const char *sw_dist_name(sw_dist d);

@@ -7,9 +7,6 @@
 
 #include "orchestrator/cli/cli.h"
 
-static const char *const method_names[] = {"grid", "random", "bayes", "tpe",
-                                           "sobol"};
-
 static void put_num(sw_buf *b, const char *label, double x)
 {
     sw_buf_printf(b, " %s ", label);
@@ -101,7 +98,7 @@ void sw_cli_describe(FILE *out, const sw_spec *spec)
     for (i = 0; i < spec->n_params; i++)
         if ((int)strlen(spec->params[i].name) > width)
             width = (int)strlen(spec->params[i].name);
-    sw_buf_printf(&b, "method: %s\n", method_names[spec->method]);
+    sw_buf_printf(&b, "method: %s\n", sw_method_name(spec->method));
     if (spec->metric.name)
         sw_buf_printf(&b, "metric: %s (%s)\n", spec->metric.name,
                       spec->metric.goal == SW_GOAL_MAXIMIZE ? "maximize"
