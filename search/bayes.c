@@ -346,34 +346,15 @@ static int bayes_next(void *state, uint64_t index, sw_value **vals)
 static int bayes_observe(void *state, const sw_trial *t, double value)
 {
     bayes_state *st = state;
-    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
-    int err = sw_space__encode(&st->space, t->params, z);
 
-    if (err == SW_OK)
-        sw_history__observe(&st->hist, t->index, z, value);
-    free(z);
-    return err;
+    return sw_history__record(&st->hist, &st->space, t, value, false);
 }
 
 static int bayes_pending(void *state, const sw_trial *t)
 {
     bayes_state *st = state;
-    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
-    int err = sw_space__encode(&st->space, t->params, z);
 
-    if (err == SW_OK)
-        sw_history__pending(&st->hist, t->index, z);
-    free(z);
-    return err;
-}
-
-static void bayes_size(const void *state, uint64_t *count, bool *bounded,
-                       bool *saturated)
-{
-    (void)state;
-    *count = UINT64_MAX;
-    *bounded = false;
-    *saturated = false;
+    return sw_history__record(&st->hist, &st->space, t, NAN, true);
 }
 
 const sw_strategy sw_bayes__strategy = {
@@ -382,7 +363,7 @@ const sw_strategy sw_bayes__strategy = {
     .open = bayes_open,
     .close = bayes_close,
     .next = bayes_next,
-    .size = bayes_size,
+    .size = sw_search__unbounded,
     .observe = bayes_observe,
     .pending = bayes_pending,
 };

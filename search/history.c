@@ -127,3 +127,17 @@ size_t sw_history__losses(const sw_history *h, const sw_metric *m, double *loss)
     }
     return real;
 }
+
+int sw_history__record(sw_history *h, const sw_space *sp, const sw_trial *t,
+                       double y, bool pending)
+{
+    double *z = sw_malloc((sp->n + 1) * sizeof(*z));
+    int err = sw_space__encode(sp, t->params, z);
+
+    if (err == SW_OK && pending)
+        sw_history__pending(h, t->index, z);
+    else if (err == SW_OK)
+        sw_history__observe(h, t->index, z, y);
+    free(z);
+    return err;
+}

@@ -43,20 +43,11 @@ static int random_at(void *state, uint64_t index, sw_value **vals)
     return SW_OK;
 }
 
-static void random_size(const void *state, uint64_t *count, bool *bounded,
-                        bool *saturated)
-{
-    (void)state;
-    *count = UINT64_MAX;
-    *bounded = false;
-    *saturated = false;
-}
-
 const sw_strategy sw_random__strategy = {
     .version = SW_STRATEGY_VERSION,
     .name = "random",
     .open = random_open,
     .close = random_close,
     .at = random_at,
-    .size = random_size,
+    .size = sw_search__unbounded,
 };

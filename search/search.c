@@ -96,6 +96,15 @@ void sw_search_free(sw_search *s)
     free(s);
 }
 
+void sw_search__unbounded(const void *state, uint64_t *count, bool *bounded,
+                          bool *saturated)
+{
+    (void)state;
+    *count = UINT64_MAX;
+    *bounded = false;
+    *saturated = false;
+}
+
 static bool capped(const sw_search *s, uint64_t index)
 {
     return s->spec->run_cap > 0 && index >= (uint64_t)s->spec->run_cap;

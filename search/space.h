@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "search/search.h"
 #include "sweeps/spec.h"
 
 typedef enum { SW_DIM_REAL, SW_DIM_INT, SW_DIM_CAT } sw_dim_kind;
@@ -87,6 +88,13 @@ void sw_history__observe(sw_history *h, uint64_t index, const double *z,
 /* Records trial `index` as in flight; a no-op when it is already
  * recorded (in flight or ended). */
 void sw_history__pending(sw_history *h, uint64_t index, const double *z);
+
+/* Records trial `t` (its params encoded in `sp`) as ended with metric
+ * `y` (`pending` false) or as in flight: what a learning strategy's
+ * observe and pending do. SW_EINVALID, naming the parameter, when the
+ * params are not in the space. */
+int sw_history__record(sw_history *h, const sw_space *sp, const sw_trial *t,
+                       double y, bool pending);
 
 /* The point of record i. */
 const double *sw_history__z(const sw_history *h, size_t i);

@@ -58,6 +58,11 @@ extern const sw_strategy sw_tpe__strategy;
  * SW_FLOAT. */
 sw_value *sw_sample__quantize(const sw_param *p, double x);
 
+/* The size of a search with no end of its own (random, bayes, tpe):
+ * unbounded, before any run_cap. */
+void sw_search__unbounded(const void *state, uint64_t *count, bool *bounded,
+                          bool *saturated);
+
 /* Where `p` was declared, for messages: "file:line:col: " or "". */
 char *sw_search__where(const sw_spec *spec, const sw_param *p);
 

@@ -444,34 +444,15 @@ static int tpe_next(void *state, uint64_t index, sw_value **vals)
 static int tpe_observe(void *state, const sw_trial *t, double value)
 {
     tpe_state *st = state;
-    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
-    int err = sw_space__encode(&st->space, t->params, z);
 
-    if (err == SW_OK)
-        sw_history__observe(&st->hist, t->index, z, value);
-    free(z);
-    return err;
+    return sw_history__record(&st->hist, &st->space, t, value, false);
 }
 
 static int tpe_pending(void *state, const sw_trial *t)
 {
     tpe_state *st = state;
-    double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
-    int err = sw_space__encode(&st->space, t->params, z);
 
-    if (err == SW_OK)
-        sw_history__pending(&st->hist, t->index, z);
-    free(z);
-    return err;
-}
-
-static void tpe_size(const void *state, uint64_t *count, bool *bounded,
-                     bool *saturated)
-{
-    (void)state;
-    *count = UINT64_MAX;
-    *bounded = false;
-    *saturated = false;
+    return sw_history__record(&st->hist, &st->space, t, NAN, true);
 }
 
 const sw_strategy sw_tpe__strategy = {
@@ -480,7 +461,7 @@ const sw_strategy sw_tpe__strategy = {
     .open = tpe_open,
     .close = tpe_close,
     .next = tpe_next,
-    .size = tpe_size,
+    .size = sw_search__unbounded,
     .observe = tpe_observe,
     .pending = tpe_pending,
 };
