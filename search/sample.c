@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "search/strategy.h"
+#include "search/transform.h"
 
 /* numpy's astype(int) on an integral double, saturating instead of UB. */
 static int64_t to_int64(double x)
@@ -80,58 +81,33 @@ static sw_value *categorical(const sw_param *p, sw_rng *r)
     return sw_value_clone(p->values[i]);
 }
 
-/* The log-uniform families, on one u, with W&B's exact formulas. */
-static double log_family(const sw_param *p, double u)
-{
-    double lmin, lmax;
-
-    switch (p->dist) {
-    case SW_DIST_LOG_UNIFORM:
-    case SW_DIST_Q_LOG_UNIFORM:
-        return exp(p->min + u * (p->max - p->min));
-    case SW_DIST_INV_LOG_UNIFORM:
-        return exp(-(p->min + (1.0 - u) * (p->max - p->min)));
-    case SW_DIST_INV_LOG_UNIFORM_VALUES:
-        lmin = log(p->min);
-        lmax = log(p->max);
-        return exp(-(-lmax + (1.0 - u) * (lmax - lmin)));
-    default: /* LOG_UNIFORM_VALUES, Q_LOG_UNIFORM_VALUES */
-        lmin = log(p->min);
-        lmax = log(p->max);
-        return exp(lmin + u * (lmax - lmin));
-    }
-}
-
-/* The continuous draw behind each distribution, before any rounding. */
-static double continuous(const sw_param *p, sw_rng *r)
+/* A direct draw for the normal and beta families: the same distribution
+ * as W&B's ppf of a uniform, without inverting a CDF. False for the
+ * others, which take W&B's ppf of one uniform draw. */
+static bool direct(const sw_param *p, sw_rng *r, double *x)
 {
     switch (p->dist) {
-    case SW_DIST_UNIFORM:
-    case SW_DIST_Q_UNIFORM:
-        return p->min + sw_rng_uniform(r) * (p->max - p->min);
     case SW_DIST_NORMAL:
     case SW_DIST_Q_NORMAL:
-        return p->mu + p->sigma * sw_rng_normal(r);
+        *x = p->mu + p->sigma * sw_rng_normal(r);
+        return true;
     case SW_DIST_LOG_NORMAL:
     case SW_DIST_Q_LOG_NORMAL:
-        return exp(p->mu + p->sigma * sw_rng_normal(r));
+        *x = exp(p->mu + p->sigma * sw_rng_normal(r));
+        return true;
     case SW_DIST_BETA:
     case SW_DIST_Q_BETA:
-        return sw_rng_beta(r, p->a, p->b);
+        *x = sw_rng_beta(r, p->a, p->b);
+        return true;
     default:
-        return log_family(p, sw_rng_uniform(r));
+        return false;
     }
-}
-
-static bool quantized(sw_dist d)
-{
-    return d == SW_DIST_Q_UNIFORM || d == SW_DIST_Q_LOG_UNIFORM ||
-           d == SW_DIST_Q_LOG_UNIFORM_VALUES || d == SW_DIST_Q_NORMAL ||
-           d == SW_DIST_Q_LOG_NORMAL || d == SW_DIST_Q_BETA;
 }
 
 sw_value *sw_param_sample(const sw_param *p, sw_rng *r)
 {
+    double x;
+
     switch (p->dist) {
     case SW_DIST_CONSTANT:
         return sw_value_clone(p->value);
@@ -142,7 +118,10 @@ sw_value *sw_param_sample(const sw_param *p, sw_rng *r)
     default:
         break;
     }
-    if (quantized(p->dist))
-        return sw_sample__quantize(p, continuous(p, r));
-    return sw_value_float(continuous(p, r));
+    if (!direct(p, r, &x)) /* the uniform and log-uniform families */
+        return sw_transform__ppf(p, sw_rng_uniform(r));
+    if (p->dist == SW_DIST_NORMAL || p->dist == SW_DIST_LOG_NORMAL ||
+        p->dist == SW_DIST_BETA)
+        return sw_value_float(x);
+    return sw_sample__quantize(p, x);
 }
