@@ -45,10 +45,15 @@ typedef struct {
 int sw_local__send(int fd, const void *buf, size_t n)
 {
     const char *p = buf;
+    bool sock = true;
     ssize_t w;
 
     while (n > 0) {
-        w = send(fd, p, n, MSG_NOSIGNAL);
+        w = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+        if (w < 0 && sock && errno == ENOTSOCK) {
+            sock = false; /* a file: write(), no SIGPIPE to fear */
+            continue;
+        }
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

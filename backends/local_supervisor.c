@@ -88,22 +88,6 @@ static int fail(supervisor *s, int code, const char *fmt, ...)
     return reply(s, code, 0, msg);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    ssize_t w;
-
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes `text` as dirfd/name through name.tmp and rename. Returns the
  * open descriptor of the file when `keep`, else 0; -1 on failure. */
 static int put_file(int dirfd, const char *name, const char *text, bool keep)
@@ -116,7 +100,7 @@ static int put_file(int dirfd, const char *name, const char *text, bool keep)
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    if (write_all(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
+    if (sw_local__send(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
         renameat(dirfd, tmp, dirfd, name) < 0) {
         close(fd);
         return -1;
