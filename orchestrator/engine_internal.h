@@ -40,6 +40,8 @@ typedef struct {
     size_t qlen, qcap;
     uint64_t next_idx;
     bool search_done, resuming, target_hit, cancel_sent;
+    bool gave_up;          /* the first runs all failed: launch no more */
+    size_t failed_here;    /* runs that failed in this process */
     size_t done, failed, stopped, canceled;
     bool has_best;
     double best;

@@ -485,6 +485,36 @@ static void failure_reason(const sw_engine *e, const sw_slot *s,
         describe_exit(out, n, x);
 }
 
+/* How many runs may fail before the first success, before the sweep
+ * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
+ * limit (as W&B's agent does with WANDB_AGENT_MAX_INITIAL_FAILURES). A
+ * command that cannot work then costs five runs, not a night of them. */
+static size_t max_initial_failures(void)
+{
+    const char *s = getenv("SWEEP_MAX_INITIAL_FAILURES");
+    char *end;
+    unsigned long v;
+
+    if (!s || !*s)
+        return 5;
+    v = strtoul(s, &end, 10);
+    return *end ? 5 : (size_t)v;
+}
+
+static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
+{
+    size_t max = max_initial_failures();
+
+    if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
+        return;
+    e->gave_up = true;
+    fprintf(stderr, "\nsweep: the first %zu runs all failed (the last: %s; "
+            "see %s/stderr.log): launching no more. Fix the command and "
+            "`sweep resume %s`, or set SWEEP_MAX_INITIAL_FAILURES.\n",
+            e->failed_here, s->rec.reason ? s->rec.reason : "?", s->run_dir,
+            e->sweep.id);
+}
+
 /* Decides what an ended attempt means for its run, and records it. */
 static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, bool lost)
 {
@@ -511,6 +541,8 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, bool lost)
         s->rec.state = s->rec.attempts <= e->spec->retries ? SW_RUN_PENDING
                                                            : SW_RUN_FAILED;
         e->failed += s->rec.state == SW_RUN_FAILED;
+        e->failed_here += s->rec.state == SW_RUN_FAILED;
+        give_up_if_all_failed(e, s);
     }
     error = sw_store_update_run(e->st, &s->rec);
     report_end(e, s);
@@ -783,7 +815,7 @@ int sw_engine__loop(sw_engine *e)
         error = restore(e);
     while (!error) {
         on_interrupts(e);
-        stopping = e->seen_interrupts > 0 || e->target_hit;
+        stopping = e->seen_interrupts > 0 || e->target_hit || e->gave_up;
         if (e->target_hit && !e->cancel_sent) {
             cancel_all(e, "target reached", false);
             e->cancel_sent = true;
@@ -798,10 +830,16 @@ int sw_engine__loop(sw_engine *e)
         progress(e, false);
     }
     progress(e, true);
-    if (!error)
-        error = sw_store_set_sweep_state(
-            e->st, e->sweep.id,
-            e->seen_interrupts && !e->target_hit ? "interrupted" : "finished",
-            e->seen_interrupts && !e->target_hit ? 0 : sw_engine__now());
-    return error;
+    if (error)
+        return error;
+    if (e->gave_up) {
+        error = sw_store_set_sweep_state(e->st, e->sweep.id, "failed", 0);
+        return error ? error
+                     : sw_error_set(SW_ERROR, "sweep %s stopped: its first "
+                                    "runs all failed", e->sweep.id);
+    }
+    return sw_store_set_sweep_state(
+        e->st, e->sweep.id,
+        e->seen_interrupts && !e->target_hit ? "interrupted" : "finished",
+        e->seen_interrupts && !e->target_hit ? 0 : sw_engine__now());
 }

@@ -172,6 +172,30 @@ static void test_timeout_cancels_and_says_why(void **state)
     sw_h_dispose(&h);
 }
 
+/* A command that cannot work stops an unbounded sweep after its first
+ * five runs, not after a night of them. */
+static void test_first_failures_stop_the_sweep(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "bad.yaml",
+                     "method: random\nparallel: 2\ncommand: [/bin/sh, -c, "
+                     "'exit 2']\nparameters:\n  x: {min: 0.0, max: 1.0}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 1);
+    /* the fifth failure stops launching; the run beside it may end too */
+    assert_in_range(sw_h_count(&h, "select count(*) from runs"), 5, 6);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " != 'failed'"), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state"
+                                    " = 'failed'"), 1);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* Ctrl-C once: nothing new starts, running trials finish, the sweep is
  * left interrupted; twice: running trials are canceled. Resume finishes
  * either way. */
@@ -316,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_query_is_read_only),
         cmocka_unit_test(test_retry_resumes_from_checkpoint),
         cmocka_unit_test(test_timeout_cancels_and_says_why),
+        cmocka_unit_test(test_first_failures_stop_the_sweep),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
         cmocka_unit_test(test_adaptive_methods_run_and_resume),
         cmocka_unit_test(test_chaos_sigkill_and_resume),
