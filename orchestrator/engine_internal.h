@@ -57,6 +57,22 @@ int sw_engine__mkdirs(const char *path);
 int sw_engine__write_file(const char *path, const char *text);
 int sw_engine__interrupts(void);
 int sw_engine__signal_fd(void);
+/* loop.c: a free slot (new or reused); the run's folder into the slot;
+ * a run back on the queue of runs to launch; the best value so far and
+ * metric.target; how a run ended (or that it runs), told to the search. */
+sw_slot *sw_engine__free_slot(sw_engine *e);
+void sw_engine__slot_paths(sw_engine *e, sw_slot *s);
+void sw_engine__requeue(sw_engine *e, sw_slot *s);
+void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
+void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
+
+/* output.c: reads what the trial in `s` wrote since the last call and
+ * records its metrics, up to its last complete line. */
+int sw_engine__tail(sw_engine *e, sw_slot *s);
+
+/* resume.c: replays the store's runs of the sweep into the engine. */
+int sw_engine__restore(sw_engine *e);
+
 /* Runs the loop until the sweep ends or is interrupted. */
 int sw_engine__loop(sw_engine *e);
 void sw_engine__slot_clear(sw_slot *s);

@@ -1,30 +1,26 @@
 /*
  * loop.c - the engine's loop: fill free slots (retries first, then new
  * trials from the search), wait for an attempt to end or a signal, read
- * metrics, enforce timeouts, record ends, show progress.
+ * metrics (output.c), enforce timeouts, record ends, show progress.
+ * Resuming a sweep is in resume.c.
  *
  * Every state change is written to the store before the engine acts on
  * it; see engine.c for the invariants.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/engine_internal.h"
-#include "orchestrator/metrics.h"
 #include "orchestrator/provenance.h"
 #include "sweeps/command.h"
 #include "sweeps/json.h"
 
 #define TICK_MS 100
-#define READ_MAX (1 << 20)
 
 void sw_engine__slot_clear(sw_slot *s)
 {
@@ -36,7 +32,7 @@ void sw_engine__slot_clear(sw_slot *s)
     s->out_fd = -1;
 }
 
-static sw_slot *free_slot(sw_engine *e)
+sw_slot *sw_engine__free_slot(sw_engine *e)
 {
     size_t i;
 
@@ -84,7 +80,7 @@ static char **argv_from_json(const char *json)
 }
 
 /* The run's folder; an attempt's pid and exit files live in it. */
-static void slot_paths(sw_engine *e, sw_slot *s)
+void sw_engine__slot_paths(sw_engine *e, sw_slot *s)
 {
     free(s->run_dir);
     s->run_dir = sw_aprintf("%s/%s", e->runs_dir, s->rec.id);
@@ -163,7 +159,7 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     sw_launch l;
     int error;
 
-    slot_paths(e, s);
+    sw_engine__slot_paths(e, s);
     archive_attempt(s);
     s->rec.attempts++;
     s->rec.state = SW_RUN_RUNNING;
@@ -267,7 +263,7 @@ static int fill(sw_engine *e)
 
     while (!error && n_active(e) < (size_t)e->parallel) {
         if (e->qlen > 0) {
-            s = free_slot(e);
+            s = sw_engine__free_slot(e);
             s->rec = e->queue[--e->qlen];
             s->active = true;
             error = launch(e, s, false);
@@ -286,7 +282,7 @@ static int fill(sw_engine *e)
             break;
         }
         e->next_idx = t.index + 1;
-        s = free_slot(e);
+        s = sw_engine__free_slot(e);
         s->active = true;
         /* pending and running commit together, before the launch */
         error = sw_store_begin(e->st);
@@ -304,7 +300,7 @@ static bool better(const sw_engine *e, double v, double than)
     return e->spec->metric.goal == SW_GOAL_MAXIMIZE ? v > than : v < than;
 }
 
-static void note_value(sw_engine *e, const sw_run_rec *r)
+void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
 {
     const sw_metric *m = &e->spec->metric;
 
@@ -322,95 +318,6 @@ static void note_value(sw_engine *e, const sw_run_rec *r)
         printf("sweep %s: run %s reached the target %s = %g\n", e->sweep.id,
                r->id, m->name, m->target);
     }
-}
-
-/* Records the metric lines in `buf` (complete lines only); returns the
- * bytes consumed. */
-static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf,
-                          size_t len, sw_metric_batch *b)
-{
-    size_t used = 0;
-    const char *nl, *json;
-
-    while (used < len && (nl = memchr(buf + used, '\n', len - used))) {
-        size_t n = (size_t)(nl - (buf + used));
-        json = sw_metrics_line(buf + used, n);
-        if (json && sw_metrics_parse(b, json, n - (size_t)(json - (buf + used)))
-            != SW_OK && !e->quiet)
-            fprintf(stderr, "sweep: run %s: ignored a @metrics line: %s\n",
-                    s->rec.id, sw_error_last());
-        used += n + 1;
-    }
-    if (used == 0 && len == READ_MAX)
-        used = len; /* a line longer than we read: skip it */
-    return used;
-}
-
-static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
-                          size_t consumed)
-{
-    double now = sw_engine__now();
-    const char *name = e->spec->metric.name;
-    size_t i;
-    int error = sw_store_begin(e->st);
-
-    for (i = 0; !error && i < b->len; i++) {
-        error = sw_store_put_metric(e->st, s->rec.id, b->items[i].step,
-                                    b->items[i].name, b->items[i].value, now);
-        if (name && strcmp(name, b->items[i].name) == 0) {
-            s->rec.has_value = true;
-            s->rec.value = b->items[i].value;
-        }
-    }
-    s->rec.stdout_offset += (int64_t)consumed;
-    if (!error)
-        error = sw_store_update_run(e->st, &s->rec);
-    if (!error)
-        error = sw_store_commit(e->st);
-    return error;
-}
-
-/* The trial's stdout, opened once per slot; false while it has none. */
-static bool open_output(sw_slot *s)
-{
-    char *path;
-
-    if (s->out_fd >= 0)
-        return true;
-    path = sw_aprintf("%s/stdout.log", s->run_dir);
-    s->out_fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(path);
-    return s->out_fd >= 0;
-}
-
-/* Reads what the trial wrote since last time and records its metrics:
- * everything up to its last complete line. */
-static int tail(sw_engine *e, sw_slot *s)
-{
-    sw_metric_batch b;
-    struct stat st;
-    ssize_t len;
-    size_t used = 1;
-    int error = SW_OK;
-
-    if (!open_output(s))
-        return SW_OK;
-    if (!e->buf)
-        e->buf = sw_malloc(READ_MAX);
-    sw_metric_batch_init(&b);
-    while (!error && used > 0 && fstat(s->out_fd, &st) == 0 &&
-           st.st_size > s->rec.stdout_offset) {
-        len = pread(s->out_fd, e->buf, READ_MAX, s->rec.stdout_offset);
-        if (len <= 0)
-            break;
-        used = parse_lines(e, s, e->buf, (size_t)len, &b);
-        if (used > 0)
-            error = record_metrics(e, s, &b, used);
-        if (b.len)
-            note_value(e, &s->rec);
-        sw_metric_batch_dispose(&b);
-    }
-    return error;
 }
 
 static void describe_exit(char *out, size_t n, const sw_exit *x)
@@ -450,7 +357,7 @@ static int trial_of(const sw_run_rec *r, sw_trial *t)
  * run or one without a value) or that it is in flight. A search that
  * cannot take it (a run from outside its space) is warned about, not
  * fatal: the sweep goes on. */
-static void tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
+void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
 {
     double v = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED
                    ? (r->has_value ? r->value : NAN)
@@ -466,7 +373,7 @@ static void tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
     sw_trial_dispose(&t);
 }
 
-static void requeue(sw_engine *e, sw_slot *s)
+void sw_engine__requeue(sw_engine *e, sw_slot *s)
 {
     sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
     e->queue[e->qlen++] = s->rec;
@@ -521,7 +428,7 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, bool lost)
     char why[128];
     int error;
 
-    if ((error = tail(e, s)) != SW_OK)
+    if ((error = sw_engine__tail(e, s)) != SW_OK)
         return error;
     s->rec.ended_at = sw_engine__now();
     s->rec.has_exit = !lost && x->exited;
@@ -548,9 +455,9 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, bool lost)
     report_end(e, s);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
         s->rec.state == SW_RUN_STOPPED)
-        tell_search(e, &s->rec, true);
+        sw_engine__tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
-        requeue(e, s);
+        sw_engine__requeue(e, s);
     sw_engine__slot_clear(s);
     return error;
 }
@@ -572,7 +479,7 @@ static int service(sw_engine *e, sw_slot *s, double now)
     sw_exit x = {false, 0, 0};
     int rc, error;
 
-    if ((error = tail(e, s)) != SW_OK)
+    if ((error = sw_engine__tail(e, s)) != SW_OK)
         return error;
     rc = sw_executor_check(e->ex, &s->job, &x);
     if (rc == 1)
@@ -689,110 +596,6 @@ static void progress(sw_engine *e, bool final)
     fflush(stdout);
 }
 
-/* Reads an attempt's pid file ("supervisor trial-pgid"); false when it
- * is not there (yet). */
-static bool read_pidfile(const char *dir, int64_t *pid, int64_t *pgid)
-{
-    char *path = sw_aprintf("%s/pid", dir);
-    long long a = 0, b = 0;
-    FILE *f = fopen(path, "r");
-    bool ok = false;
-
-    free(path);
-    if (!f)
-        return false;
-    if (fscanf(f, "%lld %lld", &a, &b) == 2 && a > 0 && b > 0) {
-        *pid = a;
-        *pgid = b;
-        ok = true;
-    }
-    fclose(f);
-    return ok;
-}
-
-/* The pid file of an attempt the store says was launching when `sweep`
- * stopped. Its supervisor may still be starting: wait for it a little. */
-static bool find_supervisor(const sw_slot *s, int64_t *pid, int64_t *pgid)
-{
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    int i;
-
-    for (i = 0; i < 200; i++) { /* 2 s */
-        if (read_pidfile(s->run_dir, pid, pgid))
-            return true;
-        if (access(s->run_dir, F_OK) != 0)
-            return false; /* the launch never got that far */
-        nanosleep(&ts, NULL);
-    }
-    return false;
-}
-
-/* Resume: what to do with each run the store holds. */
-static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
-{
-    sw_slot *s;
-
-    if (r->state == SW_RUN_PENDING ||
-        (r->state == SW_RUN_CANCELED && r->reason &&
-         strcmp(r->reason, "interrupted") == 0)) {
-        r->state = SW_RUN_PENDING;
-        sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
-        e->queue[e->qlen++] = *r;
-        return SW_OK;
-    }
-    s = free_slot(e);
-    s->rec = *r;
-    s->active = true;
-    slot_paths(e, s);
-    if (!s->rec.pid || !s->rec.pgid)
-        find_supervisor(s, &s->rec.pid, &s->rec.pgid);
-    s->job.pid = s->rec.pid;
-    s->job.pgid = s->rec.pgid;
-    if (!s->job.pid) {
-        /* Never started: no supervisor wrote its pid file in 2 s. The
-         * next launch takes the next attempt number. */
-        s->active = false;
-        requeue(e, s);
-        sw_engine__slot_clear(s);
-    }
-    return SW_OK;
-}
-
-/* Resume: the store's runs, replayed into the counts, the search (so it
- * goes on from where it was, knowing every result) and the slots. */
-static int restore(sw_engine *e)
-{
-    sw_run_rec *runs = NULL, *r;
-    size_t i, n = 0;
-    int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
-    bool interrupted;
-
-    for (i = 0; !error && i < n; i++) {
-        r = &runs[i];
-        if ((uint64_t)r->idx + 1 > e->next_idx)
-            e->next_idx = (uint64_t)r->idx + 1;
-        interrupted = r->state == SW_RUN_CANCELED && r->reason &&
-                      strcmp(r->reason, "interrupted") == 0;
-        e->done += r->state == SW_RUN_FINISHED;
-        e->failed += r->state == SW_RUN_FAILED;
-        e->stopped += r->state == SW_RUN_STOPPED;
-        e->canceled += r->state == SW_RUN_CANCELED && !interrupted;
-        if (r->state == SW_RUN_FINISHED)
-            note_value(e, r);
-        tell_search(e, r, r->state == SW_RUN_FINISHED ||
-                              r->state == SW_RUN_FAILED ||
-                              r->state == SW_RUN_STOPPED);
-        if (interrupted || r->state == SW_RUN_PENDING ||
-            r->state == SW_RUN_RUNNING) {
-            error = adopt_or_queue(e, r);
-            memset(r, 0, sizeof(*r));
-        }
-        sw_run_rec_dispose(r);
-    }
-    free(runs);
-    return error;
-}
-
 static int service_all(sw_engine *e)
 {
     double now = sw_engine__now();
@@ -812,7 +615,7 @@ int sw_engine__loop(sw_engine *e)
 
     default_interpreter();
     if (e->resuming)
-        error = restore(e);
+        error = sw_engine__restore(e);
     while (!error) {
         on_interrupts(e);
         stopping = e->seen_interrupts > 0 || e->target_hit || e->gave_up;
