@@ -1,10 +1,13 @@
 /*
- * engine.c - the event loop that runs a sweep.
+ * engine.c - running a sweep: `sweep run` and `sweep resume` up to the
+ * loop (loop.c), which they share: the sweep home and its store, the
+ * sweep's record and lock, the search, the executor, Ctrl-C.
  *
- * Invariants: a run exists in the store (pending) before its process
- * starts, and is marked running, with its attempt number, before the
- * executor is asked to launch it; an attempt's end is read from the
- * attempt's folder, so it is never lost when `sweep` itself was down.
+ * Invariants of the whole engine: a run exists in the store (pending)
+ * before its process starts, and is marked running, with its attempt
+ * number, before the executor is asked to launch it; an attempt's end is
+ * read from the run's folder, so it is never lost when `sweep` itself was
+ * down.
  * Metrics and the stdout offset they were read up to commit together, so
  * a metric is recorded exactly once whatever crashes. A run is keyed by
  * its index in the search sequence: resuming never duplicates one.
@@ -13,8 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,9 @@
 
 #include "backends/executor.h"
 #include "orchestrator/engine_internal.h"
-#include "orchestrator/metrics.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"
 #include "sweeps/command.h"
-#include "sweeps/json.h"
 
 static volatile sig_atomic_t interrupts;
 static int sig_pipe[2] = {-1, -1};
