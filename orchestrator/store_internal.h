@@ -1,0 +1,48 @@
+/*
+ * store_internal.h - what the store's two files share: the store's state
+ * and its lock timeout. store.c is the system of record (open, migrations,
+ * sweeps, runs, metrics); store_query.c is the read-only query guard.
+ * Nothing outside the store includes this header (nor <sqlite3.h>).
+ */
+#ifndef SW_STORE_INTERNAL_H
+#define SW_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "orchestrator/store.h"
+
+/* How long every connection waits for a lock before "database is locked". */
+#define SW_STORE_BUSY_MS 5000
+
+/* The statements prepared at open, indexes of sw_store.stmt; their SQL is
+ * stmt_sql in store.c. */
+enum {
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_PUT_SWEEP,
+    Q_GET_SWEEP,
+    Q_SWEEP_PREFIX,
+    Q_SWEEP_BY_NAME,
+    Q_LATEST_SWEEP,
+    Q_SET_SWEEP_STATE,
+    Q_LIST_SWEEPS,
+    Q_PUT_RUN,
+    Q_UPDATE_RUN,
+    Q_GET_RUN,
+    Q_LIST_RUNS,
+    Q_PUT_METRIC,
+    Q_COUNT
+};
+
+struct sw_store {
+    sqlite3 *db;
+    sqlite3 *qdb; /* read-only connection of sw_store_query; opened lazily */
+    char *path;
+    bool writer;
+    sqlite3_stmt *stmt[Q_COUNT];
+    char refused[160]; /* why the authorizer denied the query; "" if not */
+};
+
+#endif
