@@ -17,19 +17,19 @@
 #include <stdint.h>
 
 typedef struct {
-    char *const *argv;    /* NULL-terminated; argv[0] searched in PATH */
-    char *const *env;     /* "NAME=value" entries added to the inherited
-                             environment (replacing same names); may be
-                             NULL */
-    const char *cwd;      /* NULL: the orchestrator's working directory */
-    const char *dir;      /* the attempt's folder: status files live here */
+    char *const *argv;       /* NULL-terminated; argv[0] searched in PATH */
+    char *const *env;        /* "NAME=value" entries added to the inherited
+                                environment (replacing same names); may be
+                                NULL */
+    const char *cwd;         /* NULL: the orchestrator's working directory */
+    const char *dir;         /* the attempt's folder: status files live here */
     const char *stdout_path; /* appended to; trials write it directly */
     const char *stderr_path;
 } sw_launch;
 
 /* How an attempt ended. */
 typedef struct {
-    bool exited;     /* true: exit_code is valid; false: killed by signal */
+    bool exited; /* true: exit_code is valid; false: killed by signal */
     int exit_code;
     int signal;
 } sw_exit;

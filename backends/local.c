@@ -200,7 +200,7 @@ static int exchange(local *lx, const sw_buf *b, sw_local__reply *r)
         stop_supervisor(lx); /* it died: the next try starts another */
     }
     return sw_error_set(SW_ERROR, "local executor: the supervisor does not "
-                        "answer");
+                                  "answer");
 }
 
 static int local_launch(sw_executor *ex, const sw_launch *l, sw_job *job)
@@ -211,12 +211,11 @@ static int local_launch(sw_executor *ex, const sw_launch *l, sw_job *job)
     uint32_t envlen;
     int error;
 
-    if ((error = make_request(&b, l)) < 0 ||
-        (error = put_env(&b, l->env)) < 0)
+    if ((error = make_request(&b, l)) < 0 || (error = put_env(&b, l->env)) < 0)
         goto done;
     if (b.len - 4 > SW_LOCAL_MAX_REQUEST) {
         error = sw_error_set(SW_EINVALID, "local executor: command and "
-                             "environment too long");
+                                          "environment too long");
         goto done;
     }
     envlen = (uint32_t)(b.len - 4);
@@ -337,8 +336,8 @@ static int supervised(local *lx, const sw_job *job)
 
 static int check_job(const sw_job *job)
 {
-    if (!job || !job->dir || job->pid <= 0 || job->pgid < 0 ||
-        job->pgid == 1 || job->pid > INT_MAX || job->pgid > INT_MAX)
+    if (!job || !job->dir || job->pid <= 0 || job->pgid < 0 || job->pgid == 1 ||
+        job->pid > INT_MAX || job->pgid > INT_MAX)
         return sw_error_set(SW_EINVALID, "local executor: not a local job");
     return SW_OK;
 }

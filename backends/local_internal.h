@@ -20,11 +20,11 @@
 
 /* The reply to a launch. */
 typedef struct {
-    int32_t code;   /* SW_OK or a negative SW_E* code */
+    int32_t code; /* SW_OK or a negative SW_E* code */
     int32_t unused;
-    int64_t pgid;   /* the trial's process group; 0 when nothing runs (the
-                       program could not be executed: exit 127 recorded) */
-    char msg[512];  /* the error message when code < 0 */
+    int64_t pgid;  /* the trial's process group; 0 when nothing runs (the
+                      program could not be executed: exit 127 recorded) */
+    char msg[512]; /* the error message when code < 0 */
 } sw_local__reply;
 
 /* Writes all of buf to a socket (never raising SIGPIPE) or a file; -1

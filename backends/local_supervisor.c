@@ -74,8 +74,7 @@ static int reply(supervisor *s, int code, int64_t pgid, const char *msg)
     return sw_local__send(s->sock, &r, sizeof(r));
 }
 
-static int fail(supervisor *s, int code, const char *fmt, ...)
-    SW_PRINTF(3, 4);
+static int fail(supervisor *s, int code, const char *fmt, ...) SW_PRINTF(3, 4);
 
 static int fail(supervisor *s, int code, const char *fmt, ...)
 {
@@ -155,8 +154,7 @@ static void exec_failed(int errfd, const char *prog, int e)
     dprintf(errfd, "sweep: cannot run '%s': %s\n", prog, strerror(e));
 }
 
-static int spawn(supervisor *s, const request *r, int out, int err,
-                 pid_t *pid)
+static int spawn(supervisor *s, const request *r, int out, int err, pid_t *pid)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;

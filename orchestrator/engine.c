@@ -82,8 +82,8 @@ int sw_engine__mkdirs(const char *path)
     }
     free(parent);
     if (!error && mkdir(path, 0755) != 0 && errno != EEXIST)
-        error = sw_error_set(SW_EIO, "cannot create %s: %s", path,
-                             strerror(errno));
+        error =
+            sw_error_set(SW_EIO, "cannot create %s: %s", path, strerror(errno));
     return error;
 }
 
@@ -94,10 +94,9 @@ int sw_engine__write_file(const char *path, const char *text)
     FILE *f = fopen(tmp, "w");
     int error = SW_OK;
 
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0 ||
-        rename(tmp, path) != 0)
-        error = sw_error_set(SW_EIO, "cannot write %s: %s", path,
-                             strerror(errno));
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
     free(tmp);
     return error;
 }
@@ -150,11 +149,13 @@ static int lock_sweep(sw_engine *e)
 
     e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (e->lock_fd < 0)
-        error = sw_error_set(SW_EIO, "cannot open %s: %s", path,
-                             strerror(errno));
+        error =
+            sw_error_set(SW_EIO, "cannot open %s: %s", path, strerror(errno));
     else if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        error = sw_error_set(SW_ERROR, "sweep %s is being run by another "
-                             "sweep process", e->sweep.id);
+        error = sw_error_set(SW_ERROR,
+                             "sweep %s is being run by another "
+                             "sweep process",
+                             e->sweep.id);
     free(path);
     return error;
 }
@@ -258,10 +259,11 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     const sw_spec *sp = e->spec;
     char cwd[4096];
 
-    s->id = sw_aprintf("%08llx", (unsigned long long)(random_u64() &
-                                                      0xffffffffu));
-    s->name = o->name ? sw_strdup(o->name)
-                      : sp->name ? sw_strdup(sp->name) : NULL;
+    s->id =
+        sw_aprintf("%08llx", (unsigned long long)(random_u64() & 0xffffffffu));
+    s->name = o->name    ? sw_strdup(o->name)
+              : sp->name ? sw_strdup(sp->name)
+                         : NULL;
     s->file = sw_strdup(path);
     s->config = sw_strdup(text);
     s->method = sw_strdup(sw_method_name(sp->method));
@@ -272,10 +274,12 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
                   : NULL;
     s->state = sw_strdup("running");
     s->cwd = sw_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
-    s->seed = o->has_seed ? o->seed
-                          : sp->has_seed ? sp->seed : random_u64() >> 1;
-    s->parallel = o->parallel > 0 ? o->parallel
-                                  : sp->parallel > 0 ? sp->parallel : 1;
+    s->seed = o->has_seed    ? o->seed
+              : sp->has_seed ? sp->seed
+                             : random_u64() >> 1;
+    s->parallel = o->parallel > 0    ? o->parallel
+                  : sp->parallel > 0 ? sp->parallel
+                                     : 1;
     s->created_at = sw_engine__now();
 }
 
@@ -318,8 +322,8 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
         goto done;
     if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK)
         goto done;
-    printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id,
-           path, e.sweep.method, (long long)e.parallel,
+    printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id, path,
+           e.sweep.method, (long long)e.parallel,
            (unsigned long long)e.sweep.seed);
     sw_provenance_report(&e);
     fflush(stdout);

@@ -12,18 +12,20 @@
 
 typedef struct {
     unsigned int version;
-    const char *home;     /* the sweep home ($SWEEP_HOME or ./.sweep) */
-    int64_t parallel;     /* 0: the sweep file's, else 1 */
+    const char *home; /* the sweep home ($SWEEP_HOME or ./.sweep) */
+    int64_t parallel; /* 0: the sweep file's, else 1 */
     bool has_seed;
-    uint64_t seed;        /* random methods; default: file's, else random */
-    const char *name;     /* NULL: the file's `name` */
-    bool quiet;           /* no progress, only the final summary */
-    double grace;         /* seconds between SIGTERM and SIGKILL; 0: 10 */
+    uint64_t seed;    /* random methods; default: file's, else random */
+    const char *name; /* NULL: the file's `name` */
+    bool quiet;       /* no progress, only the final summary */
+    double grace;     /* seconds between SIGTERM and SIGKILL; 0: 10 */
 } sw_engine_opts;
 
 #define SW_ENGINE_OPTS_VERSION 1
-#define SW_ENGINE_OPTS_INIT {SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, \
-                             false, 0}
+#define SW_ENGINE_OPTS_INIT                                                    \
+    {                                                                          \
+        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0              \
+    }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.
  * Returns SW_OK when the sweep ended (even with failed runs), SW_EINVALID

@@ -17,11 +17,11 @@ typedef struct {
     bool active;
     sw_run_rec rec;
     sw_job job;
-    char *run_dir;         /* also where the attempt's status files are */
-    double deadline;       /* timeout; 0: none */
-    double force_at;       /* SIGKILL after this; 0: not canceling */
-    const char *why;       /* why we are canceling it; NULL: we are not */
-    int out_fd;            /* its stdout.log, open for reading; -1: not yet */
+    char *run_dir;   /* also where the attempt's status files are */
+    double deadline; /* timeout; 0: none */
+    double force_at; /* SIGKILL after this; 0: not canceling */
+    const char *why; /* why we are canceling it; NULL: we are not */
+    int out_fd;      /* its stdout.log, open for reading; -1: not yet */
 } sw_slot;
 
 typedef struct {
@@ -30,7 +30,7 @@ typedef struct {
     sw_store *st;
     sw_executor *ex;
     sw_sweep_rec sweep;
-    sw_provenance *prov;   /* git provenance; NULL outside a repository */
+    sw_provenance *prov; /* git provenance; NULL outside a repository */
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
@@ -40,13 +40,13 @@ typedef struct {
     size_t qlen, qcap;
     uint64_t next_idx;
     bool search_done, resuming, target_hit, cancel_sent;
-    bool gave_up;          /* the first runs all failed: launch no more */
-    size_t failed_here;    /* runs that failed in this process */
+    bool gave_up;       /* the first runs all failed: launch no more */
+    size_t failed_here; /* runs that failed in this process */
     size_t done, failed, stopped, canceled;
     bool has_best;
     double best;
     char *best_run;
-    char *buf;             /* READ_MAX bytes for reading trials' output */
+    char *buf; /* READ_MAX bytes for reading trials' output */
     double t0, last_progress, grace;
     bool tty, quiet;
     int seen_interrupts;

@@ -67,8 +67,7 @@ static char **argv_from_json(const char *json)
     char **argv;
     size_t i;
 
-    if (sw_json_parse(&v, json, strlen(json)) != SW_OK ||
-        v->type != SW_LIST) {
+    if (sw_json_parse(&v, json, strlen(json)) != SW_OK || v->type != SW_LIST) {
         sw_value_free(v);
         return NULL;
     }
@@ -196,8 +195,8 @@ static int launch(sw_engine *e, sw_slot *s, bool tx)
     }
     s->rec.pid = s->job.pid;
     s->rec.pgid = s->job.pgid;
-    s->deadline = e->spec->timeout > 0 ? s->rec.started_at + e->spec->timeout
-                                       : 0;
+    s->deadline =
+        e->spec->timeout > 0 ? s->rec.started_at + e->spec->timeout : 0;
 done:
     sw_command_free(argv);
     return error;
@@ -214,8 +213,8 @@ static int new_run(sw_engine *e, sw_slot *s, const sw_trial *t)
     int error;
 
     memset(&s->rec, 0, sizeof(s->rec));
-    s->rec.id = sw_aprintf("%s-%llu", e->sweep.id,
-                           (unsigned long long)t->index + 1);
+    s->rec.id =
+        sw_aprintf("%s-%llu", e->sweep.id, (unsigned long long)t->index + 1);
     s->rec.sweep_id = sw_strdup(e->sweep.id);
     s->rec.idx = (int64_t)t->index;
     s->rec.cell = sw_strdup(t->id);
@@ -244,14 +243,12 @@ static void default_interpreter(void)
 {
     if (!getenv("SWEEP_INTERPRETER"))
         setenv("SWEEP_INTERPRETER",
-               access("/usr/bin/python", X_OK) == 0 ? "python" : "python3",
-               0);
+               access("/usr/bin/python", X_OK) == 0 ? "python" : "python3", 0);
 }
 
 static bool run_cap_reached(const sw_engine *e)
 {
-    return e->spec->run_cap > 0 &&
-           e->next_idx >= (uint64_t)e->spec->run_cap;
+    return e->spec->run_cap > 0 && e->next_idx >= (uint64_t)e->spec->run_cap;
 }
 
 /* Fills free slots: queued retries and adoptions first, then the search. */
@@ -346,8 +343,10 @@ static int trial_of(const sw_run_rec *r, sw_trial *t)
 {
     sw_trial_init(t);
     if (sw_json_parse(&t->params, r->params, strlen(r->params)) != SW_OK)
-        return sw_error_set(SW_EIO, "run %s: its stored params are not JSON: "
-                            "%s", r->id, sw_error_last());
+        return sw_error_set(SW_EIO,
+                            "run %s: its stored params are not JSON: "
+                            "%s",
+                            r->id, sw_error_last());
     t->index = (uint64_t)r->idx;
     snprintf(t->id, sizeof(t->id), "%s", r->cell);
     return SW_OK;
@@ -415,7 +414,8 @@ static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
     if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
         return;
     e->gave_up = true;
-    fprintf(stderr, "\nsweep: the first %zu runs all failed (the last: %s; "
+    fprintf(stderr,
+            "\nsweep: the first %zu runs all failed (the last: %s; "
             "see %s/stderr.log): launching no more. Fix the command and "
             "`sweep resume %s`, or set SWEEP_MAX_INITIAL_FAILURES.\n",
             e->failed_here, s->rec.reason ? s->rec.reason : "?", s->run_dir,
@@ -486,8 +486,7 @@ static int service(sw_engine *e, sw_slot *s, double now)
         return finish(e, s, &x, false);
     if (rc < 0) { /* gone without a readable record of its end */
         if (!e->quiet)
-            fprintf(stderr, "sweep: run %s: %s\n", s->rec.id,
-                    sw_error_last());
+            fprintf(stderr, "sweep: run %s: %s\n", s->rec.id, sw_error_last());
         /* its trial may still run, unwatched: end it before a rerun */
         sw_executor_cancel(e->ex, &s->job, true);
         return finish(e, s, &x, true);
@@ -516,12 +515,13 @@ static void on_interrupts(sw_engine *e)
         return;
     e->seen_interrupts = n;
     if (n == 1) {
-        fprintf(stderr, "\nsweep: stopping: no new trials; waiting for %zu "
+        fprintf(stderr,
+                "\nsweep: stopping: no new trials; waiting for %zu "
                 "running (Ctrl-C again cancels them; `sweep resume %s` "
-                "continues)\n", n_active(e), e->sweep.id);
+                "continues)\n",
+                n_active(e), e->sweep.id);
     } else {
-        fprintf(stderr, "\nsweep: canceling %zu running trials\n",
-                n_active(e));
+        fprintf(stderr, "\nsweep: canceling %zu running trials\n", n_active(e));
         cancel_all(e, "interrupted", n > 2);
     }
 }
@@ -583,15 +583,14 @@ static void progress(sw_engine *e, bool final)
         return;
     e->last_progress = now;
     format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
-    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "",
-           e->done, n_active(e));
+    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
+           n_active(e));
     print_pending(e);
     printf(", %zu failed", e->failed);
     if (e->canceled)
         printf(", %zu canceled", e->canceled);
     if (e->has_best)
-        printf(", best %s=%g (%s)", e->spec->metric.name, e->best,
-               e->best_run);
+        printf(", best %s=%g (%s)", e->spec->metric.name, e->best, e->best_run);
     printf(", %s%s", elapsed, final ? "\n" : "");
     fflush(stdout);
 }
@@ -638,8 +637,10 @@ int sw_engine__loop(sw_engine *e)
     if (e->gave_up) {
         error = sw_store_set_sweep_state(e->st, e->sweep.id, "failed", 0);
         return error ? error
-                     : sw_error_set(SW_ERROR, "sweep %s stopped: its first "
-                                    "runs all failed", e->sweep.id);
+                     : sw_error_set(SW_ERROR,
+                                    "sweep %s stopped: its first "
+                                    "runs all failed",
+                                    e->sweep.id);
     }
     return sw_store_set_sweep_state(
         e->st, e->sweep.id,

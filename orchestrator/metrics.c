@@ -105,8 +105,7 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
     if (obj->type != SW_MAP)
         return sw_error_set(SW_EINVALID, "a report is a JSON object");
     if (step && (step->type != SW_INT || step->u.i < 0))
-        return sw_error_set(SW_EINVALID,
-                            "step must be a non-negative integer");
+        return sw_error_set(SW_EINVALID, "step must be a non-negative integer");
     if (step)
         s = step->u.i;
     for (i = 0; i < obj->u.map.len; i++) {

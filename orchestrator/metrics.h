@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 typedef struct {
-    int64_t step;  /* -1: none given */
+    int64_t step; /* -1: none given */
     char *name;
     double value;
 } sw_metric_point;

@@ -18,8 +18,8 @@
 
 /* Records the metric lines in `buf` (complete lines only); returns the
  * bytes consumed. */
-static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf,
-                          size_t len, sw_metric_batch *b)
+static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf, size_t len,
+                          sw_metric_batch *b)
 {
     size_t used = 0;
     const char *nl, *json;
@@ -27,8 +27,10 @@ static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf,
     while (used < len && (nl = memchr(buf + used, '\n', len - used))) {
         size_t n = (size_t)(nl - (buf + used));
         json = sw_metrics_line(buf + used, n);
-        if (json && sw_metrics_parse(b, json, n - (size_t)(json - (buf + used)))
-            != SW_OK && !e->quiet)
+        if (json &&
+            sw_metrics_parse(b, json, n - (size_t)(json - (buf + used))) !=
+                SW_OK &&
+            !e->quiet)
             fprintf(stderr, "sweep: run %s: ignored a @metrics line: %s\n",
                     s->rec.id, sw_error_last());
         used += n + 1;
@@ -104,4 +106,3 @@ int sw_engine__tail(sw_engine *e, sw_slot *s)
     }
     return error;
 }
-

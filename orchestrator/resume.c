@@ -104,9 +104,10 @@ int sw_engine__restore(sw_engine *e)
         e->canceled += r->state == SW_RUN_CANCELED && !interrupted;
         if (r->state == SW_RUN_FINISHED)
             sw_engine__note_value(e, r);
-        sw_engine__tell_search(e, r, r->state == SW_RUN_FINISHED ||
-                              r->state == SW_RUN_FAILED ||
-                              r->state == SW_RUN_STOPPED);
+        sw_engine__tell_search(e, r,
+                               r->state == SW_RUN_FINISHED ||
+                                   r->state == SW_RUN_FAILED ||
+                                   r->state == SW_RUN_STOPPED);
         if (interrupted || r->state == SW_RUN_PENDING ||
             r->state == SW_RUN_RUNNING) {
             error = adopt_or_queue(e, r);
@@ -117,4 +118,3 @@ int sw_engine__restore(sw_engine *e)
     free(runs);
     return error;
 }
-

@@ -21,7 +21,7 @@ typedef enum {
     SW_RUN_RUNNING,
     SW_RUN_FINISHED,
     SW_RUN_FAILED,
-    SW_RUN_STOPPED,  /* ended early by a stopping rule */
+    SW_RUN_STOPPED, /* ended early by a stopping rule */
     SW_RUN_CANCELED,
 } sw_run_state;
 
@@ -43,14 +43,14 @@ int sw_store_rollback(sw_store *st);
 
 typedef struct {
     char *id;
-    char *name;     /* may be NULL */
-    char *file;     /* the sweep file's path as given */
-    char *config;   /* the sweep file's text as loaded */
+    char *name;   /* may be NULL */
+    char *file;   /* the sweep file's path as given */
+    char *config; /* the sweep file's text as loaded */
     char *method;
-    char *metric;   /* may be NULL */
-    char *goal;     /* "minimize" | "maximize" | NULL */
-    char *state;    /* "running", "finished", "canceled", "failed" */
-    char *cwd;      /* where trials start */
+    char *metric; /* may be NULL */
+    char *goal;   /* "minimize" | "maximize" | NULL */
+    char *state;  /* "running", "finished", "canceled", "failed" */
+    char *cwd;    /* where trials start */
     uint64_t seed;
     int64_t parallel;
     double created_at, ended_at; /* unix seconds; ended_at 0: not ended */
@@ -62,23 +62,23 @@ typedef struct {
 void sw_sweep_rec_dispose(sw_sweep_rec *r);
 
 typedef struct {
-    char *id;        /* "<sweep id>-<idx + 1>" */
+    char *id; /* "<sweep id>-<idx + 1>" */
     char *sweep_id;
-    int64_t idx;     /* the trial's index in the search sequence */
-    char *cell;      /* the trial's id: hash of its parameters */
-    char *params;    /* JSON */
-    char *argv;      /* JSON array */
+    int64_t idx;  /* the trial's index in the search sequence */
+    char *cell;   /* the trial's id: hash of its parameters */
+    char *params; /* JSON */
+    char *argv;   /* JSON array */
     sw_run_state state;
-    char *reason;    /* why it ended as it did ("exit 1", "timeout"); NULL */
+    char *reason; /* why it ended as it did ("exit 1", "timeout"); NULL */
     bool has_exit;
-    int exit_code;   /* when has_exit */
-    int signal;      /* 0, or the signal that ended it */
+    int exit_code; /* when has_exit */
+    int signal;    /* 0, or the signal that ended it */
     int64_t attempts;
     double created_at, started_at, ended_at; /* 0: not yet */
-    int64_t pid, pgid;  /* the current attempt's; 0: none */
+    int64_t pid, pgid;     /* the current attempt's; 0: none */
     int64_t stdout_offset; /* bytes of stdout.log already parsed */
     bool has_value;
-    double value;    /* last reported value of the sweep's metric */
+    double value;     /* last reported value of the sweep's metric */
     char *git_commit; /* the code its last attempt started with; NULL:
                          none recorded */
     bool git_dirty;   /* meaningful when git is set */

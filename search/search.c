@@ -184,8 +184,7 @@ static void skip_past(sw_search *s, const sw_trial *t)
 
 int sw_search_observe(sw_search *s, const sw_trial *t, double value)
 {
-    int err = s->strat->observe ? s->strat->observe(s->state, t, value)
-                                : SW_OK;
+    int err = s->strat->observe ? s->strat->observe(s->state, t, value) : SW_OK;
 
     if (err == SW_OK)
         skip_past(s, t);

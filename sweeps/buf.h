@@ -15,7 +15,10 @@ typedef struct {
     size_t cap;
 } sw_buf;
 
-#define SW_BUF_INIT {NULL, 0, 0}
+#define SW_BUF_INIT                                                            \
+    {                                                                          \
+        NULL, 0, 0                                                             \
+    }
 
 void sw_buf_init(sw_buf *b);
 void sw_buf_dispose(sw_buf *b);

@@ -167,8 +167,7 @@ int sw_command_render(char ***out, size_t *argc, const sw_spec *spec,
     static const sw_command_opts defaults = SW_COMMAND_OPTS_INIT;
     const sw_command_opts *o = opts ? opts : &defaults;
     const char *const *tokens =
-        spec->command ? (const char *const *)spec->command
-                      : sw_command_default;
+        spec->command ? (const char *const *)spec->command : sw_command_default;
     size_t n = spec->command ? spec->n_command : sw_command_default_len;
     argv_b a = {NULL, 0, 0};
     size_t i;
@@ -222,8 +221,7 @@ static bool known_macro(const char *m)
 void sw_command_check(const sw_spec *spec, sw_diags *diags)
 {
     const char *const *tokens =
-        spec->command ? (const char *const *)spec->command
-                      : sw_command_default;
+        spec->command ? (const char *const *)spec->command : sw_command_default;
     size_t n = spec->command ? spec->n_command : sw_command_default_len;
     const sw_value *cmd = sw_value_map_get(spec->doc, "command");
     int line = cmd ? cmd->line : 0, col = cmd ? cmd->col : 0;

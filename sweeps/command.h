@@ -19,7 +19,10 @@ typedef struct {
 } sw_command_opts;
 
 #define SW_COMMAND_OPTS_VERSION 1
-#define SW_COMMAND_OPTS_INIT {SW_COMMAND_OPTS_VERSION, NULL, NULL, NULL}
+#define SW_COMMAND_OPTS_INIT                                                   \
+    {                                                                          \
+        SW_COMMAND_OPTS_VERSION, NULL, NULL, NULL                              \
+    }
 
 /* The default command, W&B's: ${env} ${interpreter} ${program} ${args}. */
 extern const char *const sw_command_default[];

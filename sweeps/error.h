@@ -19,9 +19,9 @@ enum {
     SW_EINVALID = -2, /* invalid input: a sweep file, an argument */
     SW_ENOTFOUND = -3,
     SW_EIO = -4,
-    SW_EDONE = -5,    /* an iterator has nothing more to give */
+    SW_EDONE = -5, /* an iterator has nothing more to give */
     SW_EOVERFLOW = -6,
-    SW_EUSAGE = -7,   /* bad command-line usage */
+    SW_EUSAGE = -7, /* bad command-line usage */
 };
 
 #if defined(__GNUC__)

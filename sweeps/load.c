@@ -750,8 +750,8 @@ int sw_json_parse(sw_value **out, const char *text, size_t len)
     r.grave = sw_value_list();
     if (!text || !read_json(&r, text, len, false) || diags.errors || !r.root) {
         first = sw_diags_first_error(&diags);
-        error = sw_error_set(SW_EINVALID, "%s", first[0] ? first
-                                                         : "invalid JSON");
+        error =
+            sw_error_set(SW_EINVALID, "%s", first[0] ? first : "invalid JSON");
         free(first);
     } else {
         *out = r.root;

@@ -25,8 +25,8 @@
 #include "sweeps/yaml11.h"
 
 /* Indexed by sw_method, in its order; NULL-terminated for want_enum. */
-static const char *const method_names[] = {"grid", "random", "bayes", "tpe",
-                                           "sobol", NULL};
+static const char *const method_names[] = {"grid", "random", "bayes",
+                                           "tpe",  "sobol",  NULL};
 
 const char *sw_method_name(sw_method m)
 {

@@ -56,29 +56,29 @@ const char *sw_dist_name(sw_dist d);
 bool sw_dist_is_discrete(sw_dist d);
 
 typedef struct {
-    char **path;      /* key components, outermost first */
-    size_t depth;     /* number of components (1 when not nested) */
-    char *name;       /* the components joined with '.', for messages */
+    char **path;  /* key components, outermost first */
+    size_t depth; /* number of components (1 when not nested) */
+    char *name;   /* the components joined with '.', for messages */
     sw_dist dist;
-    sw_value *value;  /* SW_DIST_CONSTANT */
+    sw_value *value;   /* SW_DIST_CONSTANT */
     sw_value **values; /* SW_DIST_CATEGORICAL; repeated values collapsed */
     size_t n_values;
-    double *probs;    /* NULL, or one probability per value (sum 1) */
-    double min, max;  /* as numbers; for int_uniform also imin/imax */
+    double *probs;   /* NULL, or one probability per value (sum 1) */
+    double min, max; /* as numbers; for int_uniform also imin/imax */
     int64_t imin, imax;
     double mu, sigma, q, a, b; /* W&B defaults: 0, 1, 1, 1, 1 */
-    bool q_int;       /* q is an integer: q-distributions yield ints */
-    int line, col;    /* where the parameter was declared */
+    bool q_int;                /* q is an integer: q-distributions yield ints */
+    int line, col;             /* where the parameter was declared */
 } sw_param;
 
 typedef enum { SW_GOAL_MINIMIZE, SW_GOAL_MAXIMIZE } sw_goal;
 
 typedef struct {
-    char *name;       /* NULL when the sweep has no metric */
+    char *name; /* NULL when the sweep has no metric */
     sw_goal goal;
     bool has_target;
     double target;
-    char *impute;     /* NULL, or W&B's impute setting */
+    char *impute; /* NULL, or W&B's impute setting */
     char *impute_while_running;
 } sw_metric;
 
@@ -90,28 +90,28 @@ typedef struct {
 } sw_early_terminate;
 
 typedef struct {
-    double gpus;       /* GPUs per trial, fractional allowed; default 0 */
+    double gpus;           /* GPUs per trial, fractional allowed; default 0 */
     int64_t gpu_memory_mb; /* 0: no requirement */
 } sw_resources;
 
 typedef struct {
-    char *file;        /* the file it was loaded from */
-    char *source;      /* the file's text, as loaded */
-    sw_value *doc;     /* the whole document as read */
-    char *program;     /* NULL when absent */
+    char *file;    /* the file it was loaded from */
+    char *source;  /* the file's text, as loaded */
+    sw_value *doc; /* the whole document as read */
+    char *program; /* NULL when absent */
     sw_method method;
     char *name, *description, *project, *entity;
     sw_metric metric;
     sw_early_terminate early_terminate;
-    char **command;    /* NULL: the default command */
+    char **command; /* NULL: the default command */
     size_t n_command;
-    int64_t run_cap;   /* 0: no cap */
-    sw_param *params;  /* leaves, in W&B's order */
+    int64_t run_cap;  /* 0: no cap */
+    sw_param *params; /* leaves, in W&B's order */
     size_t n_params;
     /* extensions */
-    int64_t parallel;  /* 0: not set */
+    int64_t parallel; /* 0: not set */
     int64_t retries;
-    double timeout;    /* seconds; 0: none */
+    double timeout; /* seconds; 0: none */
     bool has_seed;
     uint64_t seed;
     sw_resources resources;
@@ -124,8 +124,8 @@ typedef struct {
  * is in `diags` (which also gets warnings on success). */
 int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags);
 /* The same, from text in memory; `name` is shown in messages. */
-int sw_spec_parse(sw_spec **out, const char *name, const char *text,
-                  size_t len, sw_diags *diags);
+int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,
+                  sw_diags *diags);
 void sw_spec_free(sw_spec *spec);
 
 /* Builds the nested parameter map of a trial from one value per leaf

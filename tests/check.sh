@@ -4,6 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
+echo "== clang-format"
+unformatted=$(git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror 2>&1 | grep -o '^[^:]*\.[ch]' | sort -u || true)
+if [ -n "$unformatted" ]; then
+  echo "not clang-formatted (run: clang-format -i FILE):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 for preset in debug asan; do
   echo "== $preset build"
   cmake --preset "$preset" >/dev/null

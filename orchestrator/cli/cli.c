@@ -150,9 +150,8 @@ void sw_cli_quote_argv(sw_buf *out, char *const *argv)
     }
 }
 
-int sw_cli_format_top(int argc, char **argv, const char *cmd,
-                      const char *help, sw_table_format *fmt, bool *helped,
-                      uint64_t *top)
+int sw_cli_format_top(int argc, char **argv, const char *cmd, const char *help,
+                      sw_table_format *fmt, bool *helped, uint64_t *top)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
                                          {"json", no_argument, NULL, 'j'},
@@ -172,8 +171,10 @@ int sw_cli_format_top(int argc, char **argv, const char *cmd,
             *fmt = SW_TABLE_CSV;
         } else if (c == 't' && top) {
             if (!sw_cli_parse_u64(optarg, top) || *top == 0)
-                return sw_cli_usage(cmd, "--top wants a count from 1, not "
-                                    "'%s'", optarg);
+                return sw_cli_usage(cmd,
+                                    "--top wants a count from 1, not "
+                                    "'%s'",
+                                    optarg);
         } else {
             return sw_cli_usage(cmd, "unknown option");
         }
@@ -197,8 +198,10 @@ int sw_cli_open_store(sw_store **out)
     home = home && home[0] ? home : ".sweep";
     path = sw_aprintf("%s/sweep.db", home);
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "sweep: no sweeps in %s yet (sweep run FILE creates "
-                "one; SWEEP_HOME sets the folder)\n", home);
+        fprintf(stderr,
+                "sweep: no sweeps in %s yet (sweep run FILE creates "
+                "one; SWEEP_HOME sets the folder)\n",
+                home);
         free(path);
         return SW_EXIT_FAIL;
     }

@@ -41,9 +41,8 @@ int sw_cmd_reproduce(int argc, char **argv);
  * --top N when `top` is not NULL). */
 int sw_cli_format(int argc, char **argv, const char *cmd, const char *help,
                   sw_table_format *fmt, bool *helped);
-int sw_cli_format_top(int argc, char **argv, const char *cmd,
-                      const char *help, sw_table_format *fmt, bool *helped,
-                      uint64_t *top);
+int sw_cli_format_top(int argc, char **argv, const char *cmd, const char *help,
+                      sw_table_format *fmt, bool *helped, uint64_t *top);
 
 /* Opens the store of the sweep home for reading; prints why not. */
 int sw_cli_open_store(sw_store **out);

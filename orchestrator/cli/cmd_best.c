@@ -53,11 +53,13 @@ static int best(sw_store *st, const char *key, uint64_t top,
     int error;
 
     memset(&s, 0, sizeof(s));
-    error = key ? sw_store_get_sweep(st, key, &s)
-                : sw_store_latest_sweep(st, &s);
+    error =
+        key ? sw_store_get_sweep(st, key, &s) : sw_store_latest_sweep(st, &s);
     if (!error && !s.metric)
-        error = sw_error_set(SW_EINVALID, "sweep %s has no metric to rank "
-                             "runs by", s.id);
+        error = sw_error_set(SW_EINVALID,
+                             "sweep %s has no metric to rank "
+                             "runs by",
+                             s.id);
     if (!error)
         error = sw_store_list_runs(st, s.id, &runs, &n);
     if (!error) {

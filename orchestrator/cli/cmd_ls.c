@@ -44,7 +44,7 @@ static void add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
 {
-    static const char *const cols[] = {"id", "name", "state", "method",
+    static const char *const cols[] = {"id",   "name",     "state", "method",
                                        "runs", "finished", "failed"};
     sw_sweep_rec *s = NULL;
     size_t n = 0, i;
@@ -81,7 +81,7 @@ void sw_cli_run_row(sw_value **row, const sw_run_rec *r)
     row[6] = params;
 }
 
-const char *const sw_cli_run_cols[7] = {"run", "state", "value", "attempts",
+const char *const sw_cli_run_cols[7] = {"run",  "state",   "value", "attempts",
                                         "exit", "seconds", "params"};
 
 static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
@@ -125,8 +125,8 @@ int sw_cmd_ls(int argc, char **argv)
         return sw_cli_usage("ls", "expected at most one sweep");
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
-    error = optind < argc ? list_runs(st, argv[optind], fmt)
-                          : list_sweeps(st, fmt);
+    error =
+        optind < argc ? list_runs(st, argv[optind], fmt) : list_sweeps(st, fmt);
     if (error)
         fprintf(stderr, "sweep ls: %s\n", sw_error_last());
     sw_store_close(st);

@@ -26,11 +26,10 @@ typedef struct {
 
 static int parse(plan_opts *o, int argc, char **argv, bool *helped)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"json", no_argument, NULL, 'j'},
-        {"seed", required_argument, NULL, 's'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {NULL, 0, NULL, 0}};
     int c;
 
     while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
@@ -46,8 +45,10 @@ static int parse(plan_opts *o, int argc, char **argv, bool *helped)
                                     optarg);
         } else if (c == 's') {
             if (!sw_cli_parse_u64(optarg, &o->seed))
-                return sw_cli_usage("plan", "--seed wants a non-negative "
-                                    "integer, not '%s'", optarg);
+                return sw_cli_usage("plan",
+                                    "--seed wants a non-negative "
+                                    "integer, not '%s'",
+                                    optarg);
             o->has_seed = true;
         } else {
             return sw_cli_usage("plan", "unknown option");

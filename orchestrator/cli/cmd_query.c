@@ -17,8 +17,8 @@ static const char help[] =
     "and prints the rows: a table, CSV, or one JSON object per line.\n"
     "Tables: sweeps, runs, metrics (see docs/schema.md).\n";
 
-static int add_row(void *ctx, int64_t row, int ncols,
-                   const char *const *names, const sw_value *const *values)
+static int add_row(void *ctx, int64_t row, int ncols, const char *const *names,
+                   const sw_value *const *values)
 {
     sw_table *t = ctx;
     sw_value **cells;

@@ -44,13 +44,17 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
             return SW_EXIT_OK;
         } else if (c == 'p') {
             if (!sw_cli_parse_u64(optarg, &v) || v < 1 || v > 100000)
-                return sw_cli_usage(cmd, "--parallel wants a count from 1, "
-                                    "not '%s'", optarg);
+                return sw_cli_usage(cmd,
+                                    "--parallel wants a count from 1, "
+                                    "not '%s'",
+                                    optarg);
             o->parallel = (int64_t)v;
         } else if (c == 's' && strcmp(cmd, "run") == 0) {
             if (!sw_cli_parse_u64(optarg, &o->seed))
-                return sw_cli_usage(cmd, "--seed wants a non-negative "
-                                    "integer, not '%s'", optarg);
+                return sw_cli_usage(cmd,
+                                    "--seed wants a non-negative "
+                                    "integer, not '%s'",
+                                    optarg);
             o->has_seed = true;
         } else if (c == 'n' && strcmp(cmd, "run") == 0) {
             o->name = optarg;
@@ -93,6 +97,5 @@ int sw_cmd_resume(int argc, char **argv)
         return status;
     if (optind < argc - 1)
         return sw_cli_usage("resume", "expected at most one sweep");
-    return status_of(
-        sw_engine_resume(optind < argc ? argv[optind] : NULL, &o));
+    return status_of(sw_engine_resume(optind < argc ? argv[optind] : NULL, &o));
 }

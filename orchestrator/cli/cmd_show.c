@@ -57,33 +57,36 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
     if (!r->argv || sw_json_parse(&argv, r->argv, strlen(r->argv)) != SW_OK)
         argv = sw_value_null();
     sql = sw_aprintf("select name, value from metrics where run_id = '%s' "
-                     "order by rowid", r->id);
+                     "order by rowid",
+                     r->id);
     sw_store_query(st, sql, on_metric, &m);
     free(sql);
     sw_value_map_set(v, "id", sw_value_str(r->id));
     sw_value_map_set(v, "sweep", sw_value_str(r->sweep_id));
     sw_value_map_set(v, "state", sw_value_str(sw_run_state_name(r->state)));
-    sw_value_map_set(v, "reason", r->reason ? sw_value_str(r->reason)
-                                            : sw_value_null());
+    sw_value_map_set(v, "reason",
+                     r->reason ? sw_value_str(r->reason) : sw_value_null());
     sw_value_map_set(v, "attempts", sw_value_int(r->attempts));
-    sw_value_map_set(v, "exit_code", r->has_exit ? sw_value_int(r->exit_code)
-                                                 : sw_value_null());
-    sw_value_map_set(v, "signal", r->signal ? sw_value_int(r->signal)
-                                            : sw_value_null());
-    sw_value_map_set(v, "started_at", r->started_at > 0
-                                          ? sw_value_float(r->started_at)
-                                          : sw_value_null());
-    sw_value_map_set(v, "ended_at", r->ended_at > 0
-                                        ? sw_value_float(r->ended_at)
-                                        : sw_value_null());
-    sw_value_map_set(v, "value", r->has_value ? sw_value_float(r->value)
-                                              : sw_value_null());
+    sw_value_map_set(v, "exit_code",
+                     r->has_exit ? sw_value_int(r->exit_code)
+                                 : sw_value_null());
+    sw_value_map_set(v, "signal",
+                     r->signal ? sw_value_int(r->signal) : sw_value_null());
+    sw_value_map_set(v, "started_at",
+                     r->started_at > 0 ? sw_value_float(r->started_at)
+                                       : sw_value_null());
+    sw_value_map_set(v, "ended_at",
+                     r->ended_at > 0 ? sw_value_float(r->ended_at)
+                                     : sw_value_null());
+    sw_value_map_set(v, "value",
+                     r->has_value ? sw_value_float(r->value) : sw_value_null());
     sw_value_map_set(v, "params", params);
     sw_value_map_set(v, "argv", argv);
-    sw_value_map_set(v, "commit", r->git_commit ? sw_value_str(r->git_commit)
-                                                : sw_value_null());
-    sw_value_map_set(v, "dirty", r->git ? sw_value_bool(r->git_dirty)
-                                        : sw_value_null());
+    sw_value_map_set(v, "commit",
+                     r->git_commit ? sw_value_str(r->git_commit)
+                                   : sw_value_null());
+    sw_value_map_set(v, "dirty",
+                     r->git ? sw_value_bool(r->git_dirty) : sw_value_null());
     sw_value_map_set(v, "git", git_value(r));
     sw_value_map_set(v, "metrics", m.last);
     return v;

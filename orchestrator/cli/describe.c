@@ -19,8 +19,7 @@ static void put_values(sw_buf *b, const sw_param *p)
     size_t i, shown = p->n_values < 8 ? p->n_values : 8;
 
     sw_buf_printf(b, "%zu value%s%s: ", p->n_values,
-                  p->n_values == 1 ? "" : "s",
-                  p->probs ? " (weighted)" : "");
+                  p->n_values == 1 ? "" : "s", p->probs ? " (weighted)" : "");
     for (i = 0; i < shown; i++) {
         if (i)
             sw_buf_puts(b, ", ");
@@ -34,8 +33,7 @@ static void put_range(sw_buf *b, const sw_param *p)
 {
     switch (p->dist) {
     case SW_DIST_INT_UNIFORM:
-        sw_buf_printf(b, "%lld..%lld", (long long)p->imin,
-                      (long long)p->imax);
+        sw_buf_printf(b, "%lld..%lld", (long long)p->imin, (long long)p->imax);
         break;
     case SW_DIST_NORMAL:
     case SW_DIST_Q_NORMAL:
@@ -102,7 +100,7 @@ void sw_cli_describe(FILE *out, const sw_spec *spec)
     if (spec->metric.name)
         sw_buf_printf(&b, "metric: %s (%s)\n", spec->metric.name,
                       spec->metric.goal == SW_GOAL_MAXIMIZE ? "maximize"
-                                                             : "minimize");
+                                                            : "minimize");
     sw_buf_printf(&b, "parameters: %zu\n", spec->n_params);
     for (i = 0; i < spec->n_params; i++)
         describe_param(&b, &spec->params[i], width);

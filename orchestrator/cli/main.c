@@ -36,8 +36,8 @@ static void usage(FILE *out)
 
     fprintf(out, "usage: sweep COMMAND [ARGS]\n\ncommands:\n");
     for (i = 0; i < n_commands; i++)
-        fprintf(out, "  %-9s %-44s %s\n", commands[i].name,
-                commands[i].usage, commands[i].summary);
+        fprintf(out, "  %-9s %-44s %s\n", commands[i].name, commands[i].usage,
+                commands[i].summary);
     fprintf(out, "\nsweep COMMAND --help shows a command's options.\n");
 }
 

@@ -64,8 +64,10 @@ static double through_sweep(const char *bin, const char *dir, int round)
     f = fopen(file, "w");
     if (!f)
         return -1;
-    fprintf(f, "method: grid\nparallel: 2\ncommand: [/bin/true]\n"
-               "parameters:\n  i:\n    min: 1\n    max: %d\n", TRIALS);
+    fprintf(f,
+            "method: grid\nparallel: 2\ncommand: [/bin/true]\n"
+            "parameters:\n  i:\n    min: 1\n    max: %d\n",
+            TRIALS);
     fclose(f);
     /* from the temporary folder, outside any git repository: this
      * measures orchestration, not provenance (bench_git measures that) */
@@ -106,13 +108,15 @@ int main(int argc, char **argv)
     qsort(base, ROUNDS, sizeof(double), cmp);
     qsort(sw, ROUNDS, sizeof(double), cmp);
     printf("%d no-op trials, parallel 2, median of %d rounds, sweep home "
-           "in %s\n", TRIALS, ROUNDS, tmpl);
+           "in %s\n",
+           TRIALS, ROUNDS, tmpl);
     printf("  spawn+reap alone : %8.3f s  (%.3f ms/trial)\n", base[1],
            base[1] * 1e3 / TRIALS);
     printf("  sweep run        : %8.3f s  (%.3f ms/trial)\n", sw[1],
            sw[1] * 1e3 / TRIALS);
     printf("  overhead         : %8.3f ms/trial  (target < 1 ms; Ray Tune "
-           "documents ~9 ms)\n", (sw[1] - base[1]) * 1e3 / TRIALS);
+           "documents ~9 ms)\n",
+           (sw[1] - base[1]) * 1e3 / TRIALS);
     snprintf(rm, sizeof(rm), "rm -rf %s", dir);
     return system(rm) == 0 ? 0 : 1;
 }

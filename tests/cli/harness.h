@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 typedef struct {
-    char *dir;  /* the temporary folder; the sweep home is dir/home */
+    char *dir; /* the temporary folder; the sweep home is dir/home */
     char *home;
 } sw_h;
 

@@ -257,9 +257,11 @@ static void test_code_snapshot_keeps_edits_out(void **state)
     assert_string_equal(out, "2");
     free(out);
     assert_int_equal(sw_h_count(&h, "select count(distinct git_commit) from"
-                                    " runs"), 1);
+                                    " runs"),
+                     1);
     assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where cwd"
-                                    " like '%/code/%'"), 1);
+                                    " like '%/code/%'"),
+                     1);
     assert_int_equal(chdir(cwd), 0);
     free(text);
     free(repo);

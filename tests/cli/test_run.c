@@ -50,9 +50,11 @@ static void test_grid_of_24_runs_to_the_end(void **state)
     assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 24);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'finished' and exit_code = 0 and "
-                                    "started_at <= ended_at"), 24);
+                                    "started_at <= ended_at"),
+                     24);
     assert_int_equal(sw_h_count(&h, "select count(*) from metrics where "
-                                    "name = 'loss'"), 72);
+                                    "name = 'loss'"),
+                     72);
     const char *best[] = {"best", "--json", NULL};
     assert_int_equal(sw_h_run(&h, best, &out), 0);
     assert_non_null(strstr(out, "\"x\": 3, \"y\": -1"));
@@ -76,10 +78,11 @@ static void test_values_reach_the_trial_literally(void **state)
 
     (void)state;
     sw_h_init(&h);
-    file = sw_h_file(&h, "inj.yaml",
-                     "method: grid\ncommand:\n  - /usr/bin/printf\n"
-                     "  - '%s\\n'\n  - ${args_no_hyphens}\nparameters:\n  cmd:\n    values: "
-                     "['x; rm -rf ~', '$(reboot)', '`id`']\n");
+    file = sw_h_file(
+        &h, "inj.yaml",
+        "method: grid\ncommand:\n  - /usr/bin/printf\n"
+        "  - '%s\\n'\n  - ${args_no_hyphens}\nparameters:\n  cmd:\n    values: "
+        "['x; rm -rf ~', '$(reboot)', '`id`']\n");
     const char *run[] = {"run", file, "--quiet", NULL};
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     log = sw_aprintf("%s/runs", h.home);
@@ -105,9 +108,13 @@ static void test_values_reach_the_trial_literally(void **state)
 static void test_query_is_read_only(void **state)
 {
     static const char *const refused[] = {
-        "delete from runs", "drop table runs", "insert into sweeps(id) "
-        "values ('x')", "attach database '/tmp/sweep-evil.db' as e",
-        "pragma journal_mode=delete", "select 1; delete from runs",
+        "delete from runs",
+        "drop table runs",
+        "insert into sweeps(id) "
+        "values ('x')",
+        "attach database '/tmp/sweep-evil.db' as e",
+        "pragma journal_mode=delete",
+        "select 1; delete from runs",
         "update runs set state = 'failed'"};
     sw_h h;
     char *file;
@@ -125,7 +132,8 @@ static void test_query_is_read_only(void **state)
     const char *bad[] = {"query", "selec 1", NULL};
     assert_int_equal(sw_h_run(&h, bad, NULL), 1);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
-                                    "= 'finished'"), 2);
+                                    "= 'finished'"),
+                     2);
     assert_int_equal(access("/tmp/sweep-evil.db", F_OK), -1);
     free(file);
     sw_h_dispose(&h);
@@ -145,11 +153,13 @@ static void test_retry_resumes_from_checkpoint(void **state)
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     assert_int_equal(sw_h_count(&h, "select attempts from runs"), 2);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
-                                    "= 'finished'"), 1);
+                                    "= 'finished'"),
+                     1);
     /* steps 1, 2 before the failure; 3, 4 after: nothing run twice */
     assert_int_equal(sw_h_count(&h, "select count(*) from metrics"), 4);
     assert_int_equal(sw_h_count(&h, "select count(distinct step) from "
-                                    "metrics"), 4);
+                                    "metrics"),
+                     4);
     free(file);
     sw_h_dispose(&h);
 }
@@ -189,9 +199,11 @@ static void test_first_failures_stop_the_sweep(void **state)
     /* the fifth failure stops launching; the run beside it may end too */
     assert_in_range(sw_h_count(&h, "select count(*) from runs"), 5, 6);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
-                                    " != 'failed'"), 0);
+                                    " != 'failed'"),
+                     0);
     assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state"
-                                    " = 'failed'"), 1);
+                                    " = 'failed'"),
+                     1);
     free(file);
     sw_h_dispose(&h);
 }
@@ -232,20 +244,24 @@ static void test_ctrl_c_leaves_a_resumable_sweep(void **state)
         file = toy_sweep(&h, "parallel: 2", params);
         interrupt(&h, file, times);
         assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where "
-                                        "state = 'interrupted'"), 1);
+                                        "state = 'interrupted'"),
+                         1);
         assert_true(sw_h_count(&h, "select count(*) from runs") < 6);
         if (times == 1)
             assert_int_equal(sw_h_count(&h, "select count(*) from runs "
-                                            "where state != 'finished'"), 0);
+                                            "where state != 'finished'"),
+                             0);
         else
             assert_true(sw_h_count(&h, "select count(*) from runs where "
                                        "state = 'canceled' and reason = "
                                        "'interrupted'") > 0);
         assert_int_equal(sw_h_run(&h, resume, NULL), 0);
         assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
-                                        "state = 'finished'"), 6);
+                                        "state = 'finished'"),
+                         6);
         assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where "
-                                        "state = 'finished'"), 1);
+                                        "state = 'finished'"),
+                         1);
         free(file);
         sw_h_dispose(&h);
     }
@@ -283,9 +299,11 @@ static void test_adaptive_methods_run_and_resume(void **state)
         assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 10);
         assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
                                         "state = 'finished' and value is "
-                                        "not null"), 10);
+                                        "not null"),
+                         10);
         assert_int_equal(sw_h_count(&h, "select count(distinct params) from "
-                                        "runs"), 10);
+                                        "runs"),
+                         10);
         free(text);
         free(file);
         sw_h_dispose(&h);
@@ -310,8 +328,8 @@ static void test_chaos_sigkill_and_resume(void **state)
     for (i = 0; i < 12; i++) {
         const char *run[] = {"run", file, "--quiet", NULL};
         const char *resume[] = {"resume", "--quiet", NULL};
-        struct timespec ts = {0, (long)(50 + sw_rng_below(&rng, 450)) *
-                                     1000000L};
+        struct timespec ts = {0,
+                              (long)(50 + sw_rng_below(&rng, 450)) * 1000000L};
         pid = sw_h_start(&h, i == 0 ? run : resume);
         assert_true(pid > 0);
         nanosleep(&ts, NULL);
@@ -322,12 +340,15 @@ static void test_chaos_sigkill_and_resume(void **state)
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 12);
     assert_int_equal(sw_h_count(&h, "select count(distinct cell) from runs "
-                                    "where state = 'finished'"), 12);
+                                    "where state = 'finished'"),
+                     12);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
-                                    "= 'finished'"), 12);
+                                    "= 'finished'"),
+                     12);
     /* every run reported its last step */
     assert_int_equal(sw_h_count(&h, "select count(distinct run_id) from "
-                                    "metrics where step = 4"), 12);
+                                    "metrics where step = 4"),
+                     12);
     free(file);
     sw_h_dispose(&h);
 }

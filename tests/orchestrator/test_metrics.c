@@ -27,7 +27,8 @@ static void test_one_report(void **state)
     (void)state;
     sw_metric_batch_init(&b);
     assert_int_equal(parse(&b, "{\"step\": 3, \"loss\": 0.41, \"acc\": 1, "
-                               "\"best\": true, \"tag\": \"x\"}"), SW_OK);
+                               "\"best\": true, \"tag\": \"x\"}"),
+                     SW_OK);
     assert_int_equal(b.len, 3);
     assert_string_equal(b.items[0].name, "loss");
     assert_int_equal(b.items[0].step, 3);
@@ -58,7 +59,8 @@ static void test_python_non_finite(void **state)
     sw_metric_batch_init(&b);
     assert_int_equal(parse(&b, "{\"loss\": NaN, \"up\": Infinity, "
                                "\"down\": -Infinity, \"note\": \"NaN here\", "
-                               "\"s\": \"NaN\"}"), SW_OK);
+                               "\"s\": \"NaN\"}"),
+                     SW_OK);
     assert_int_equal(b.len, 4);
     assert_true(isnan(b.items[0].value));
     assert_true(isinf(b.items[1].value) && b.items[1].value > 0);
@@ -69,9 +71,12 @@ static void test_python_non_finite(void **state)
 
 static void test_bad_reports_add_nothing(void **state)
 {
-    static const char *const bad[] = {
-        "{\"step\": -1, \"a\": 1}", "{\"step\": 1.5, \"a\": 1}",
-        "[{\"a\": 1}, 3]", "{\"a\": 1", "42", "{\"a\": 1} trailing"};
+    static const char *const bad[] = {"{\"step\": -1, \"a\": 1}",
+                                      "{\"step\": 1.5, \"a\": 1}",
+                                      "[{\"a\": 1}, 3]",
+                                      "{\"a\": 1",
+                                      "42",
+                                      "{\"a\": 1} trailing"};
     sw_metric_batch b;
     size_t i;
 

@@ -35,9 +35,9 @@
 extern char **environ;
 
 typedef struct {
-    char *name;     /* NAME */
-    char *file;     /* the case file */
-    char *args;     /* space-separated */
+    char *name; /* NAME */
+    char *file; /* the case file */
+    char *args; /* space-separated */
     int exit_code;
     char *out, *err; /* NULL: not compared */
 } sw_case;
@@ -67,7 +67,8 @@ static void parse_expected(sw_case *c, char *text)
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        if (strcmp(line, "--- stdout") == 0 || strcmp(line, "--- stderr") == 0) {
+        if (strcmp(line, "--- stdout") == 0 ||
+            strcmp(line, "--- stderr") == 0) {
             if (section)
                 *section = sw_buf_detach(&sec);
             section = line[4] == 's' && line[7] == 'o' ? &c->out : &c->err;
@@ -107,8 +108,10 @@ static int run_case(const sw_case *c, const char *dir, char **out, char **err)
     argv[argc++] = c->file;
     argv[argc] = NULL;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     assert_int_equal(chdir(dir), 0);
     if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0)
         waitpid(pid, &status, 0);
@@ -131,11 +134,11 @@ static void test_case(void **state)
     int code = run_case(c, dir, &out, &err);
 
     if (c->out && strcmp(c->out, out) != 0)
-        fail_msg("%s: stdout differs\n--- want\n%s--- got\n%s", c->name,
-                 c->out, out);
+        fail_msg("%s: stdout differs\n--- want\n%s--- got\n%s", c->name, c->out,
+                 out);
     if (c->err && strcmp(c->err, err) != 0)
-        fail_msg("%s: stderr differs\n--- want\n%s--- got\n%s", c->name,
-                 c->err, err);
+        fail_msg("%s: stderr differs\n--- want\n%s--- got\n%s", c->name, c->err,
+                 err);
     if (code != c->exit_code)
         fail_msg("%s: exit %d, want %d\nstderr: %s", c->name, code,
                  c->exit_code, err);

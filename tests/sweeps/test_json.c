@@ -51,7 +51,7 @@ static void test_round_trip_through_the_writer(void **state)
 
 static void test_bad_text_is_refused(void **state)
 {
-    static const char *const bad[] = {"", "{", "{\"a\": }", "[1, 2",
+    static const char *const bad[] = {"",      "{",   "{\"a\": }",   "[1, 2",
                                       "{} {}", "NaN", "{\"a\": 1} x"};
     sw_value *v = NULL;
     size_t i;

@@ -32,7 +32,8 @@ static void test_floats_render_as_python(void **state)
     expect_py(sw_value_float(1e15), "1000000000000000.0");
     expect_py(sw_value_float(123456789.123), "123456789.123");
     expect_py(sw_value_float(-2.5e-7), "-2.5e-07");
-    expect_py(sw_value_float(1.7976931348623157e308), "1.7976931348623157e+308");
+    expect_py(sw_value_float(1.7976931348623157e308),
+              "1.7976931348623157e+308");
     expect_py(sw_value_float(-0.0), "-0.0");
     expect_py(sw_value_float(NAN), "nan");
     expect_py(sw_value_float(-INFINITY), "-inf");
