@@ -236,8 +236,6 @@ static int start(sw_engine *e, const sw_engine_opts *o)
 {
     int error;
 
-    if ((error = lock_sweep(e)) != SW_OK)
-        return error;
     if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
     if ((error = sw_executor_local_new(&e->ex)) != SW_OK)
@@ -320,7 +318,8 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     sw_provenance_start(&e, true);
     if (e.spec->code_snapshot && (error = sw_provenance_freeze(&e)) != SW_OK)
         goto done;
-    if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK)
+    if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK ||
+        (error = lock_sweep(&e)) != SW_OK)
         goto done;
     printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id, path,
            e.sweep.method, (long long)e.parallel,
@@ -346,6 +345,8 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
         goto done;
     error = key ? sw_store_get_sweep(e.st, key, &e.sweep)
                 : sw_store_latest_sweep(e.st, &e.sweep);
+    if (!error)
+        error = lock_sweep(&e);
     if (error)
         goto done;
     if (strcmp(e.sweep.state, "finished") == 0) {

@@ -182,6 +182,33 @@ static void test_timeout_cancels_and_says_why(void **state)
     sw_h_dispose(&h);
 }
 
+/* Two orchestrators never run one sweep: a resume while `sweep run` is
+ * still going is refused, and changes nothing. */
+static void test_one_orchestrator_per_sweep(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    sw_h h;
+    char *file;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "parallel: 2",
+                     "  x: {values: [1, 2, 3, 4]}\n  steps: {value: 3}\n"
+                     "  sleep: {value: 0.1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    nanosleep(&ts, NULL);
+    assert_int_equal(sw_h_run(&h, resume, NULL), 1);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished' and attempts = 1"),
+                     4);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* A command that cannot work stops an unbounded sweep after its first
  * five runs, not after a night of them. */
 static void test_first_failures_stop_the_sweep(void **state)
@@ -361,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_query_is_read_only),
         cmocka_unit_test(test_retry_resumes_from_checkpoint),
         cmocka_unit_test(test_timeout_cancels_and_says_why),
+        cmocka_unit_test(test_one_orchestrator_per_sweep),
         cmocka_unit_test(test_first_failures_stop_the_sweep),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
         cmocka_unit_test(test_adaptive_methods_run_and_resume),
