@@ -88,7 +88,8 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
 int sw_engine__restore(sw_engine *e)
 {
     sw_run_rec *runs = NULL, *r;
-    size_t i, n = 0;
+    size_t i, n = 0, rerun = 0;
+    bool gave_up = strcmp(e->sweep.state, "failed") == 0;
     int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
     bool interrupted;
 
@@ -98,6 +99,13 @@ int sw_engine__restore(sw_engine *e)
             e->next_idx = (uint64_t)r->idx + 1;
         interrupted = r->state == SW_RUN_CANCELED && r->reason &&
                       strcmp(r->reason, "interrupted") == 0;
+        /* A sweep that gave up (its first runs all failed) is resumed
+         * once its command is fixed: those runs go again. */
+        if (interrupted || (gave_up && r->state == SW_RUN_FAILED)) {
+            r->state = SW_RUN_PENDING;
+            interrupted = false;
+            rerun++;
+        }
         e->done += r->state == SW_RUN_FINISHED;
         e->failed += r->state == SW_RUN_FAILED;
         e->stopped += r->state == SW_RUN_STOPPED;
@@ -108,13 +116,15 @@ int sw_engine__restore(sw_engine *e)
                                r->state == SW_RUN_FINISHED ||
                                    r->state == SW_RUN_FAILED ||
                                    r->state == SW_RUN_STOPPED);
-        if (interrupted || r->state == SW_RUN_PENDING ||
-            r->state == SW_RUN_RUNNING) {
+        if (r->state == SW_RUN_PENDING || r->state == SW_RUN_RUNNING) {
             error = adopt_or_queue(e, r);
             memset(r, 0, sizeof(*r));
         }
         sw_run_rec_dispose(r);
     }
     free(runs);
+    if (rerun && !e->quiet)
+        printf("sweep %s: %zu interrupted or failed runs go again\n",
+               e->sweep.id, rerun);
     return error;
 }

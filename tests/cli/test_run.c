@@ -209,18 +209,22 @@ static void test_one_orchestrator_per_sweep(void **state)
     sw_h_dispose(&h);
 }
 
-/* A command that cannot work stops an unbounded sweep after its first
- * five runs, not after a night of them. */
+/* A command that cannot work stops a sweep after its first five runs,
+ * not after a night of them; once it is fixed, resume runs them again. */
 static void test_first_failures_stop_the_sweep(void **state)
 {
+    const char *resume[] = {"resume", "--quiet", NULL};
     sw_h h;
-    char *file;
+    char *file, *text, *flag;
 
     (void)state;
     sw_h_init(&h);
-    file = sw_h_file(&h, "bad.yaml",
-                     "method: random\nparallel: 2\ncommand: [/bin/sh, -c, "
-                     "'exit 2']\nparameters:\n  x: {min: 0.0, max: 1.0}\n");
+    flag = sw_aprintf("%s/fixed", h.dir);
+    text = sw_aprintf("method: grid\nparallel: 2\ncommand: [/bin/sh, -c, "
+                      "'test -f %s || exit 2']\nparameters:\n  x: {values: "
+                      "[1, 2, 3, 4, 5, 6, 7, 8]}\n",
+                      flag);
+    file = sw_h_file(&h, "bad.yaml", text);
     const char *run[] = {"run", file, "--quiet", NULL};
     assert_int_equal(sw_h_run(&h, run, NULL), 1);
     /* the fifth failure stops launching; the run beside it may end too */
@@ -231,6 +235,13 @@ static void test_first_failures_stop_the_sweep(void **state)
     assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state"
                                     " = 'failed'"),
                      1);
+    free(sw_h_file(&h, "fixed", ""));
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     8);
+    free(flag);
+    free(text);
     free(file);
     sw_h_dispose(&h);
 }
