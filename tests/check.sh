@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is needed, then builds and runs every
-# test twice, in the Debug build and in the ASan+UBSan build.
+# The whole test suite: installs what is needed, checks the formatting,
+# gives the sweep-file fuzzer a short run (so it never stops building),
+# then builds and runs every test twice, in the Debug build and in the
+# ASan+UBSan build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
+
 echo "== clang-format"
 unformatted=$(git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror 2>&1 | grep -o '^[^:]*\.[ch]' | sort -u || true)
 if [ -n "$unformatted" ]; then
@@ -11,6 +14,23 @@ if [ -n "$unformatted" ]; then
   echo "$unformatted" >&2
   exit 1
 fi
+
+echo "== fuzz: a short run (docs/testing.md has a real one)"
+cmake -S . -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSW_FUZZ=ON >/dev/null
+cmake --build build/fuzz --target fuzz_load
+scratch=$(mktemp -d)
+rc=0
+build/fuzz/tests/fuzz/fuzz_load "$scratch" tests/fuzz/corpus \
+  -dict=tests/fuzz/sweep.dict -max_total_time=20 -print_final_stats=1 \
+  >"$scratch.log" 2>&1 || rc=$?
+grep -E '^stat::number_of_executed_units' "$scratch.log" || true
+if [ "$rc" -ne 0 ]; then
+  tail -40 "$scratch.log" >&2
+  echo "the fuzzer found a problem (exit $rc)" >&2
+  exit 1
+fi
+rm -rf "$scratch" "$scratch.log"
+
 for preset in debug asan; do
   echo "== $preset build"
   cmake --preset "$preset" >/dev/null
