@@ -182,12 +182,27 @@ static void test_timeout_cancels_and_says_why(void **state)
     sw_h_dispose(&h);
 }
 
+/* Waits (10 s at most) until the sweep has a run running, so that what
+ * the test does next happens mid-sweep however loaded the machine is. */
+static void wait_running(const sw_h *h)
+{
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    int i;
+
+    for (i = 0; i < 200; i++) {
+        if (sw_h_count(h, "select count(*) from runs where state = "
+                          "'running'") > 0)
+            return;
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("no run started in 10 s");
+}
+
 /* Two orchestrators never run one sweep: a resume while `sweep run` is
  * still going is refused, and changes nothing. */
 static void test_one_orchestrator_per_sweep(void **state)
 {
     const char *resume[] = {"resume", "--quiet", NULL};
-    struct timespec ts = {0, 300 * 1000 * 1000};
     sw_h h;
     char *file;
     pid_t pid;
@@ -199,7 +214,7 @@ static void test_one_orchestrator_per_sweep(void **state)
                      "  sleep: {value: 0.1}\n");
     const char *run[] = {"run", file, "--quiet", NULL};
     pid = sw_h_start(&h, run);
-    nanosleep(&ts, NULL);
+    wait_running(&h);
     assert_int_equal(sw_h_run(&h, resume, NULL), 1);
     assert_int_equal(sw_h_wait(pid, 60), 0);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
@@ -252,15 +267,14 @@ static void test_first_failures_stop_the_sweep(void **state)
 static void interrupt(const sw_h *h, const char *file, int times)
 {
     const char *run[] = {"run", file, "--quiet", NULL};
-    struct timespec ts = {0, 300 * 1000 * 1000};
+    struct timespec ts = {0, 50 * 1000 * 1000};
     pid_t pid = sw_h_start(h, run);
     int i;
 
     assert_true(pid > 0);
-    nanosleep(&ts, NULL);
+    wait_running(h);
     for (i = 0; i < times; i++) {
         kill(pid, SIGINT);
-        ts.tv_nsec = 50 * 1000 * 1000;
         nanosleep(&ts, NULL);
     }
     assert_int_equal(sw_h_wait(pid, 60), 0);
