@@ -81,19 +81,6 @@ static void bayes_close(void *state)
 }
 
 /* The warm-up point of trial `index`: the scrambled Sobol sequence. */
-static void warm_point(const bayes_state *st, uint64_t index, sw_rng *r,
-                       double *z)
-{
-    double u[SW_SOBOL_MAX_DIMS];
-    size_t j;
-
-    sw_sobol__point(&st->warm, (uint32_t)index, u);
-    for (j = 0; j < st->space.n; j++)
-        z[j] = sw_space__from_u(
-            &st->space.dims[j],
-            j < st->warm.dims && !(index >> 32) ? u[j] : sw_rng_uniform(r));
-}
-
 typedef struct {
     double loss;
     size_t i;
@@ -333,11 +320,8 @@ static int bayes_next(void *state, uint64_t index, sw_value **vals)
 
     sw_rng_seed(&r, st->seed, index);
     if (real < N_INIT || suggest(st, loss, &r, z) != SW_OK)
-        warm_point(st, index, &r, z);
-    sw_space__decode(&st->space, z, vals);
-    /* the point as observe() will read it back from the trial */
-    if (sw_space__encode_leaves(&st->space, vals, z) == SW_OK)
-        sw_history__pending(&st->hist, index, z);
+        sw_space__warm_point(&st->space, &st->warm, index, &r, z);
+    sw_history__suggested(&st->hist, &st->space, index, z, vals);
     free(loss);
     free(z);
     return SW_OK;

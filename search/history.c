@@ -141,3 +141,11 @@ int sw_history__record(sw_history *h, const sw_space *sp, const sw_trial *t,
     free(z);
     return err;
 }
+
+void sw_history__suggested(sw_history *h, const sw_space *sp, uint64_t index,
+                           double *z, sw_value **vals)
+{
+    sw_space__decode(sp, z, vals);
+    if (sw_space__encode_leaves(sp, vals, z) == SW_OK)
+        sw_history__pending(h, index, z);
+}

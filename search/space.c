@@ -178,3 +178,16 @@ double sw_space__snap(const sw_dim *d, double z)
     sw_value_free(v);
     return isnan(k) ? z : k;
 }
+
+void sw_space__warm_point(const sw_space *sp, const sw_sobol *warm,
+                          uint64_t index, sw_rng *r, double *z)
+{
+    double u[SW_SOBOL_MAX_DIMS];
+    size_t j;
+
+    sw_sobol__point(warm, (uint32_t)index, u);
+    for (j = 0; j < sp->n; j++)
+        z[j] = sw_space__from_u(&sp->dims[j], j < warm->dims && !(index >> 32)
+                                                  ? u[j]
+                                                  : sw_rng_uniform(r));
+}

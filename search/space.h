@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "search/search.h"
+#include "search/sobol.h"
 #include "sweeps/spec.h"
 
 typedef enum { SW_DIM_REAL, SW_DIM_INT, SW_DIM_CAT } sw_dim_kind;
@@ -95,6 +96,18 @@ void sw_history__pending(sw_history *h, uint64_t index, const double *z);
  * params are not in the space. */
 int sw_history__record(sw_history *h, const sw_space *sp, const sw_trial *t,
                        double y, bool pending);
+
+/* Leaf values of suggested point `z` for trial `index`, into vals; the
+ * trial is recorded in `h` as in flight at the point observe() will read
+ * back from those values (after rounding and snapping). */
+void sw_history__suggested(sw_history *h, const sw_space *sp, uint64_t index,
+                           double *z, sw_value **vals);
+
+/* The start-up point of trial `index`: the scrambled Sobol point of that
+ * index, and random coordinates past the sequence's dimensions or its
+ * 2^32 points. */
+void sw_space__warm_point(const sw_space *sp, const sw_sobol *warm,
+                          uint64_t index, sw_rng *r, double *z);
 
 /* The point of record i. */
 const double *sw_history__z(const sw_history *h, size_t i);

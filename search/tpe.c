@@ -404,19 +404,6 @@ static void tpe_close(void *state)
 }
 
 /* The startup point of trial `index`: the scrambled Sobol sequence. */
-static void warm_point(const tpe_state *st, uint64_t index, sw_rng *r,
-                       double *z)
-{
-    double u[SW_SOBOL_MAX_DIMS];
-    size_t j;
-
-    sw_sobol__point(&st->warm, (uint32_t)index, u);
-    for (j = 0; j < st->space.n; j++)
-        z[j] = sw_space__from_u(
-            &st->space.dims[j],
-            j < st->warm.dims && !(index >> 32) ? u[j] : sw_rng_uniform(r));
-}
-
 static int tpe_next(void *state, uint64_t index, sw_value **vals)
 {
     tpe_state *st = state;
@@ -430,12 +417,10 @@ static int tpe_next(void *state, uint64_t index, sw_value **vals)
         ended += !st->hist.obs[i].pending;
     sw_rng_seed(&r, st->seed, index);
     if (ended < N_STARTUP || st->space.n == 0)
-        warm_point(st, index, &r, z);
+        sw_space__warm_point(&st->space, &st->warm, index, &r, z);
     else
         suggest(st, loss, &r, z);
-    sw_space__decode(&st->space, z, vals);
-    if (sw_space__encode_leaves(&st->space, vals, z) == SW_OK)
-        sw_history__pending(&st->hist, index, z);
+    sw_history__suggested(&st->hist, &st->space, index, z, vals);
     free(loss);
     free(z);
     return SW_OK;
