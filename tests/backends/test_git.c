@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,27 +50,6 @@ typedef struct {
 } fixture;
 
 /* ---- helpers -------------------------------------------------------- */
-
-static void rm_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    char sub[PATH_MAX];
-    struct stat st;
-
-    while (d && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(sub);
-        else
-            unlink(sub);
-    }
-    if (d)
-        closedir(d);
-    rmdir(path);
-}
 
 /* Runs a shell command in `dir`; its output goes to /dev/null. */
 static void sh(const char *dir, const char *fmt, ...) SW_PRINTF(2, 3);
@@ -143,22 +124,6 @@ static void put(const char *dir, const char *rel, const char *text)
     fclose(f);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    sw_buf b = SW_BUF_INIT;
-    char chunk[8192];
-    size_t n;
-    FILE *f = fopen(path, "rb");
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    *len = b.len;
-    return sw_buf_detach(&b);
-}
-
 /* A listing of every file under `dir` (type, exec bit, link target or
  * full content), sorted by path; names in `skip` are left out
  * anywhere. */
@@ -189,7 +154,7 @@ static void listing(sw_buf *b, const char *dir, const char *rel,
                 sw_buf_printf(b, "%s link %s\n", sub, link);
             } else {
                 size_t len = 0;
-                char *text = slurp(path, &len);
+                char *text = sw_test_slurp(path, &len);
                 sw_buf_printf(b, "%s %s %zu\n", sub,
                               st.st_mode & S_IXUSR ? "exec" : "file", len);
                 sw_buf_put(b, text, len);
@@ -219,7 +184,7 @@ static char *user_state(const char *repo)
     sw_buf b = SW_BUF_INIT;
 
     snprintf(path, sizeof(path), "%s/.git/index", repo);
-    index = slurp(path, &len);
+    index = sw_test_slurp(path, &len);
     text = out(repo, "git --no-optional-locks status --porcelain=v1 -uall; "
                      "cat .git/HEAD; git stash list; "
                      "git for-each-ref --format='%%(refname) "
@@ -286,7 +251,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    rm_tree(home);
+    sw_test_rm_tree(home);
     return 0;
 }
 
@@ -308,7 +273,7 @@ static int teardown(void **state)
 
     sw_git_state_dispose(&f->st);
     sw_git_free(f->g);
-    rm_tree(f->root);
+    sw_test_rm_tree(f->root);
     free(f);
     return 0;
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,27 +55,6 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-static void rm_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    char sub[PATH_MAX];
-    struct stat st;
-
-    while (d && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(sub);
-        else
-            unlink(sub);
-    }
-    if (d)
-        closedir(d);
-    rmdir(path);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
@@ -94,7 +75,7 @@ static int teardown(void **state)
     fixture *f = *state;
 
     sw_executor_free(f->ex);
-    rm_tree(f->root);
+    sw_test_rm_tree(f->root);
     free(f);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sweeps/buf.h"
+#include "testutil.h"
 
 extern char **environ;
 
@@ -29,11 +30,7 @@ void sw_h_init(sw_h *h)
 
 void sw_h_dispose(sw_h *h)
 {
-    char *cmd = sw_aprintf("rm -rf '%s'", h->dir);
-
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", h->dir);
-    free(cmd);
+    sw_test_rm_tree(h->dir);
     free(h->dir);
     free(h->home);
 }
@@ -108,18 +105,12 @@ int sw_h_run(const sw_h *h, const char *const *args, char **out)
     char *path = sw_aprintf("%s/out.txt", h->dir);
     pid_t pid = spawn(h, args, path);
     int rc = pid > 0 ? sw_h_wait(pid, 120) : -1;
-    sw_buf b = SW_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    FILE *f = fopen(path, "r");
+    char *text = sw_test_slurp(path, NULL);
 
-    while (f && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    if (f)
-        fclose(f);
     if (out)
-        *out = sw_buf_detach(&b);
-    sw_buf_dispose(&b);
+        *out = text ? text : sw_strdup("");
+    else
+        free(text);
     free(path);
     return rc;
 }

@@ -1,5 +1,5 @@
 add_executable(test_cli_run cli/test_run.c cli/harness.c)
-target_link_libraries(test_cli_run PRIVATE sw_search sw_sweeps PkgConfig::CMOCKA)
+target_link_libraries(test_cli_run PRIVATE sw_search sw_sweeps sw_testutil PkgConfig::CMOCKA)
 target_include_directories(test_cli_run PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
 add_dependencies(test_cli_run sweep)
 add_test(NAME cli.run COMMAND test_cli_run)
@@ -7,7 +7,7 @@ set_tests_properties(cli.run PROPERTIES LABELS cli TIMEOUT 600
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
 
 add_executable(test_cli_provenance cli/test_provenance.c cli/harness.c)
-target_link_libraries(test_cli_provenance PRIVATE sw_sweeps PkgConfig::CMOCKA)
+target_link_libraries(test_cli_provenance PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
 target_include_directories(test_cli_provenance PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
 add_dependencies(test_cli_provenance sweep)
 add_test(NAME cli.provenance COMMAND test_cli_provenance)

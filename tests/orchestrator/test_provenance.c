@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,27 +39,6 @@ typedef struct {
     sw_engine e;
     sw_run_rec runs[4];
 } fixture;
-
-static void rm_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *ent;
-    char sub[PATH_MAX];
-    struct stat st;
-
-    while (d && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-            continue;
-        snprintf(sub, sizeof(sub), "%s/%s", path, ent->d_name);
-        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(sub);
-        else
-            unlink(sub);
-    }
-    if (d)
-        closedir(d);
-    rmdir(path);
-}
 
 static void sh(const char *dir, const char *cmd)
 {
@@ -165,7 +146,7 @@ static int teardown(void **state)
     sw_sweep_rec_dispose(&f->e.sweep);
     free(f->e.runs_dir);
     free(f->e.home);
-    rm_tree(f->root);
+    sw_test_rm_tree(f->root);
     free(f);
     return 0;
 }

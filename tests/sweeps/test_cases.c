@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -41,21 +43,6 @@ typedef struct {
     int exit_code;
     char *out, *err; /* NULL: not compared */
 } sw_case;
-
-static char *slurp(const char *path)
-{
-    sw_buf b = SW_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    FILE *f = fopen(path, "rb");
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    return sw_buf_detach(&b);
-}
 
 /* Splits the .expected text into its header fields and sections. */
 static void parse_expected(sw_case *c, char *text)
@@ -116,8 +103,8 @@ static int run_case(const sw_case *c, const char *dir, char **out, char **err)
     if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0)
         waitpid(pid, &status, 0);
     posix_spawn_file_actions_destroy(&fa);
-    *out = slurp(outp);
-    *err = slurp(errp);
+    *out = sw_test_slurp(outp, NULL);
+    *err = sw_test_slurp(errp, NULL);
     unlink(outp);
     unlink(errp);
     free(outp);
@@ -150,7 +137,8 @@ static sw_case *load_case(const char *dir, const char *expected)
 {
     sw_case *c = sw_calloc(1, sizeof(*c));
     size_t n = strlen(expected) - strlen(".expected");
-    char *path = sw_aprintf("%s/%s", dir, expected), *text = slurp(path);
+    char *path = sw_aprintf("%s/%s", dir, expected),
+         *text = sw_test_slurp(path, NULL);
     struct stat st;
     char *yaml;
 
