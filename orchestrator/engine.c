@@ -204,18 +204,24 @@ static void engine_dispose(sw_engine *e)
     free(e->buf);
 }
 
-static int load_spec(sw_engine *e, const char *name, const char *text)
+int sw_engine_load(sw_spec **out, const char *path, const char *text)
 {
     sw_diags diags;
     int error;
 
-    sw_diags_init(&diags, name);
-    error = sw_spec_parse(&e->spec, name, text, strlen(text), &diags);
+    sw_diags_init(&diags, path);
+    error = text ? sw_spec_parse(out, path, text, strlen(text), &diags)
+                 : sw_spec_load(out, path, &diags);
     if (!error)
-        sw_command_check(e->spec, &diags);
-    if (!error && diags.errors)
-        error = SW_EINVALID;
+        sw_command_check(*out, &diags);
     sw_diags_print(&diags, stderr);
+    if (!error && diags.errors) {
+        sw_spec_free(*out);
+        *out = NULL;
+        error = SW_EINVALID;
+    }
+    if (error && diags.len == 0)
+        fprintf(stderr, "%s\n", sw_error_last());
     sw_diags_dispose(&diags);
     return error;
 }
@@ -281,39 +287,17 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     s->created_at = sw_engine__now();
 }
 
-static char *read_text(const char *path)
-{
-    sw_buf b = SW_BUF_INIT;
-    char chunk[8192];
-    size_t n;
-    FILE *f = fopen(path, "rb");
-
-    if (!f) {
-        sw_error_set(SW_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    return sw_buf_detach(&b);
-}
-
 int sw_engine_run(const char *path, const sw_engine_opts *o)
 {
     sw_engine e;
-    char *text = read_text(path);
     int error;
 
     memset(&e, 0, sizeof(e));
-    if (!text) {
-        fprintf(stderr, "sweep run: %s\n", sw_error_last());
-        return SW_EIO;
-    }
-    if ((error = load_spec(&e, path, text)) != SW_OK)
-        goto done;
+    if ((error = sw_engine_load(&e.spec, path, NULL)) != SW_OK)
+        return error; /* already printed */
     if ((error = open_home(&e, o->home ? o->home : sw_engine_home())))
         goto done;
-    make_sweep(&e, path, text, o);
+    make_sweep(&e, path, e.spec->source, o);
     e.parallel = e.sweep.parallel;
     sw_provenance_start(&e, true);
     if (e.spec->code_snapshot && (error = sw_provenance_freeze(&e)) != SW_OK)
@@ -331,7 +315,6 @@ done:
     if (error && error != SW_EINVALID)
         fprintf(stderr, "sweep run: %s\n", sw_error_last());
     engine_dispose(&e);
-    free(text);
     return error;
 }
 
@@ -353,7 +336,8 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
         printf("sweep %s has already finished\n", e.sweep.id);
         goto done;
     }
-    if ((error = load_spec(&e, e.sweep.file, e.sweep.config)) != SW_OK)
+    if ((error = sw_engine_load(&e.spec, e.sweep.file, e.sweep.config)) !=
+        SW_OK)
         goto done;
     if (chdir(e.sweep.cwd) != 0) {
         error = sw_error_set(SW_EIO, "cannot enter %s: %s", e.sweep.cwd,

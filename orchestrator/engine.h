@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sweeps/spec.h"
+
 typedef struct {
     unsigned int version;
     const char *home; /* the sweep home ($SWEEP_HOME or ./.sweep) */
@@ -36,6 +38,13 @@ int sw_engine_run(const char *path, const sw_engine_opts *opts);
  * after Ctrl-C or a crash: re-adopts trials that kept running, reruns
  * those that were lost, and goes on with the search. */
 int sw_engine_resume(const char *key, const sw_engine_opts *opts);
+
+/* Loads and checks a sweep file, or with `text` the file's text as the
+ * store kept it (`path` names it in messages): the schema, what the
+ * method needs, and the command. Every problem and warning goes to
+ * stderr. SW_EINVALID for an invalid file, SW_EIO for an unreadable one.
+ * *out (the caller frees) is set on success only. */
+int sw_engine_load(sw_spec **out, const char *path, const char *text);
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. */
 const char *sw_engine_home(void);

@@ -769,10 +769,36 @@ static void check_required(sw_spec__ctx *c, const sw_value *doc)
                      "needs a metric to compare runs by");
 }
 
+/* What the method itself needs of the parameters: a grid enumerates
+ * values, so it takes no continuous parameter, and no probabilities
+ * (W&B refuses them too). The grid search checks the same for specs made
+ * in memory. */
+static void check_method(const sw_spec *spec, sw_diags *diags)
+{
+    const sw_param *p;
+    size_t i;
+
+    for (i = 0; spec->method == SW_METHOD_GRID && i < spec->n_params; i++) {
+        p = &spec->params[i];
+        if (!sw_dist_is_discrete(p->dist))
+            sw_diags_add(diags, false, p->line, p->col, NULL,
+                         "parameters.%s: grid search needs discrete values, "
+                         "and %s is continuous (use values, int_uniform or "
+                         "q_uniform)",
+                         p->name, sw_dist_name(p->dist));
+        else if (p->probs)
+            sw_diags_add(diags, false, p->line, p->col, NULL,
+                         "parameters.%s: grid search cannot use "
+                         "probabilities (W&B refuses them too)",
+                         p->name);
+    }
+}
+
 void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
 {
     sw_spec__ctx c = {spec, diags, keys, 0, NULL, NULL, 0};
     const sw_value *doc = spec->doc;
+    size_t errors = diags->errors;
     sw_buf b = SW_BUF_INIT;
 
     spec->metric.goal = SW_GOAL_MINIMIZE;
@@ -799,6 +825,8 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     if (spec->n_params > 1)
         qsort(spec->params, spec->n_params, sizeof(*spec->params),
               sw_spec__param_cmp);
+    if (diags->errors == errors) /* the method and parameters are sound */
+        check_method(spec, diags);
 }
 
 /* The spec --------------------------------------------------------------- */

@@ -119,9 +119,11 @@ typedef struct {
                            the sweep's code, not the work tree */
 } sw_spec;
 
-/* Reads and validates the sweep file at `path` (YAML or JSON). On success
- * *out is a valid spec; on failure (SW_EINVALID or SW_EIO) every problem
- * is in `diags` (which also gets warnings on success). */
+/* Reads and validates the sweep file at `path` (YAML or JSON): the schema
+ * and what the method needs of the parameters (the command is checked
+ * apart, by sw_command_check). On success *out is a valid spec; on
+ * failure (SW_EINVALID or SW_EIO) every problem is in `diags` (which also
+ * gets warnings on success). */
 int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags);
 /* The same, from text in memory; `name` is shown in messages. */
 int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,

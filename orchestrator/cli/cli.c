@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/engine.h"
 
 int sw_cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -25,46 +26,10 @@ int sw_cli_usage(const char *cmd, const char *fmt, ...)
     return SW_EXIT_USAGE;
 }
 
-/* A grid enumerates values: a continuous parameter cannot be in one. */
-static void check_grid(const sw_spec *spec, sw_diags *diags)
-{
-    const sw_param *p;
-    size_t i;
-
-    for (i = 0; spec->method == SW_METHOD_GRID && i < spec->n_params; i++) {
-        p = &spec->params[i];
-        if (!sw_dist_is_discrete(p->dist))
-            sw_diags_add(diags, false, p->line, p->col, p->name,
-                         "grid search needs discrete values, and %s is "
-                         "continuous (use values, int_uniform or q_uniform)",
-                         sw_dist_name(p->dist));
-        else if (p->probs)
-            sw_diags_add(diags, true, p->line, p->col, p->name,
-                         "grid search tries every value once: "
-                         "probabilities are ignored");
-    }
-}
-
 int sw_cli_load(sw_spec **out, const char *path)
 {
-    sw_diags diags;
-    int error;
+    int error = sw_engine_load(out, path, NULL);
 
-    sw_diags_init(&diags, path);
-    error = sw_spec_load(out, path, &diags);
-    if (!error) {
-        sw_command_check(*out, &diags);
-        check_grid(*out, &diags);
-    }
-    sw_diags_print(&diags, stderr);
-    if (!error && diags.errors) {
-        sw_spec_free(*out);
-        *out = NULL;
-        error = SW_EINVALID;
-    }
-    if (error && diags.len == 0)
-        fprintf(stderr, "%s\n", sw_error_last());
-    sw_diags_dispose(&diags);
     if (error == SW_EINVALID)
         return SW_EXIT_USAGE;
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
