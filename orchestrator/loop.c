@@ -221,7 +221,7 @@ static int new_run(sw_engine *e, sw_slot *s, const sw_trial *t)
     sw_value_write_json(&b, t->params, false);
     s->rec.params = sw_buf_detach(&b);
     params_file = sw_aprintf("%s/%s/params.json", e->runs_dir, s->rec.id);
-    co.interpreter = getenv("SWEEP_INTERPRETER");
+    co.interpreter = sw_command_interpreter();
     co.args_json_file = params_file;
     error = sw_command_render(&argv, NULL, e->spec, t->params, &co);
     free(params_file);
@@ -236,14 +236,6 @@ static int new_run(sw_engine *e, sw_slot *s, const sw_trial *t)
     if (!error)
         error = sw_store_put_run(e->st, &s->rec);
     return error;
-}
-
-/* The interpreter when ${interpreter} is not set by the environment. */
-static void default_interpreter(void)
-{
-    if (!getenv("SWEEP_INTERPRETER"))
-        setenv("SWEEP_INTERPRETER",
-               access("/usr/bin/python", X_OK) == 0 ? "python" : "python3", 0);
 }
 
 static bool run_cap_reached(const sw_engine *e)
@@ -612,7 +604,6 @@ int sw_engine__loop(sw_engine *e)
     int error = SW_OK;
     bool stopping;
 
-    default_interpreter();
     if (e->resuming)
         error = sw_engine__restore(e);
     while (!error) {

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const sw_command_default[] = {"${env}", "${interpreter}",
                                           "${program}", "${args}"};
@@ -88,6 +89,34 @@ char *sw_command_args_json(const sw_value *params)
 
     sw_value_write_json(&b, params, false);
     return sw_buf_detach(&b);
+}
+
+static bool on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char *copy, *dir, *save = NULL, *full;
+    bool found = false;
+
+    if (!path)
+        return false;
+    copy = sw_strdup(path);
+    for (dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        full = sw_aprintf("%s/%s", dir[0] ? dir : ".", prog);
+        found = access(full, X_OK) == 0;
+        free(full);
+    }
+    free(copy);
+    return found;
+}
+
+const char *sw_command_interpreter(void)
+{
+    const char *env = getenv("SWEEP_INTERPRETER");
+
+    if (env && env[0])
+        return env;
+    return on_path("python") ? "python" : "python3";
 }
 
 static bool is_envvar_char(char c)

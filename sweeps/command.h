@@ -24,6 +24,11 @@ typedef struct {
         SW_COMMAND_OPTS_VERSION, NULL, NULL, NULL                              \
     }
 
+/* What ${interpreter} is on this machine: $SWEEP_INTERPRETER, else
+ * `python` when it is on PATH (W&B's choice), else `python3` (Debian and
+ * others ship no `python`). Borrowed. */
+const char *sw_command_interpreter(void);
+
 /* The default command, W&B's: ${env} ${interpreter} ${program} ${args}. */
 extern const char *const sw_command_default[];
 extern const size_t sw_command_default_len;

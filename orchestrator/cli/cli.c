@@ -35,34 +35,6 @@ int sw_cli_load(sw_spec **out, const char *path)
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
 }
 
-static bool on_path(const char *prog)
-{
-    const char *path = getenv("PATH");
-    char *copy, *dir, *save = NULL, *full;
-    bool found = false;
-
-    if (!path)
-        return false;
-    copy = sw_strdup(path);
-    for (dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        full = sw_aprintf("%s/%s", dir[0] ? dir : ".", prog);
-        found = access(full, X_OK) == 0;
-        free(full);
-    }
-    free(copy);
-    return found;
-}
-
-const char *sw_cli_interpreter(void)
-{
-    const char *env = getenv("SWEEP_INTERPRETER");
-
-    if (env && env[0])
-        return env;
-    return on_path("python") ? "python" : "python3";
-}
-
 bool sw_cli_parse_u64(const char *s, uint64_t *out)
 {
     char *end;

@@ -59,10 +59,6 @@ int sw_cli_usage(const char *cmd, const char *fmt, ...) SW_PRINTF(2, 3);
  * stderr. Returns SW_EXIT_OK with *out set, or the exit status to use. */
 int sw_cli_load(sw_spec **out, const char *path);
 
-/* The ${interpreter} of this machine: $SWEEP_INTERPRETER, else `python`
- * when it is on PATH (W&B's choice), else `python3`. */
-const char *sw_cli_interpreter(void);
-
 /* Parses a non-negative integer argument; returns false when it is not. */
 bool sw_cli_parse_u64(const char *s, uint64_t *out);
 

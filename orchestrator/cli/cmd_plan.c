@@ -90,7 +90,7 @@ static int print_trial(const sw_spec *spec, const sw_trial *t, bool json)
     sw_command_opts co = SW_COMMAND_OPTS_INIT;
     char **argv = NULL;
 
-    co.interpreter = sw_cli_interpreter();
+    co.interpreter = sw_command_interpreter();
     if (sw_command_render(&argv, NULL, spec, t->params, &co) != SW_OK) {
         fprintf(stderr, "sweep plan: %s\n", sw_error_last());
         return SW_EXIT_FAIL;
