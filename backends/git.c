@@ -1043,21 +1043,6 @@ static int empty_dir(const char *dir)
                : sw_error_set(SW_EINVALID, "git export: %s is not empty", dir);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int write_blob(export_ctx *c, const git_tree_entry *te, const char *path)
 {
     git_blob *b = NULL;
@@ -1068,8 +1053,8 @@ static int write_blob(export_ctx *c, const git_tree_entry *te, const char *path)
         return fail(NULL, "read %s", path);
     fd =
         open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exec ? 0777 : 0666);
-    if (fd < 0 ||
-        write_all(fd, git_blob_rawcontent(b), (size_t)git_blob_rawsize(b)) != 0)
+    if (fd < 0 || sw_write_all(fd, git_blob_rawcontent(b),
+                               (size_t)git_blob_rawsize(b)) != 0)
         error = io_fail("write", path);
     if (fd >= 0 && close(fd) != 0 && !error)
         error = io_fail("write", path);

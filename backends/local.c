@@ -45,15 +45,10 @@ typedef struct {
 int sw_local__send(int fd, const void *buf, size_t n)
 {
     const char *p = buf;
-    bool sock = true;
     ssize_t w;
 
     while (n > 0) {
-        w = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
-        if (w < 0 && sock && errno == ENOTSOCK) {
-            sock = false; /* a file: write(), no SIGPIPE to fear */
-            continue;
-        }
+        w = send(fd, p, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

@@ -27,8 +27,8 @@ typedef struct {
     char msg[512]; /* the error message when code < 0 */
 } sw_local__reply;
 
-/* Writes all of buf to a socket (never raising SIGPIPE) or a file; -1
- * with errno on failure. */
+/* Writes all of buf to a socket, never raising SIGPIPE; -1 with errno
+ * on failure. */
 int sw_local__send(int fd, const void *buf, size_t n);
 /* Reads exactly n bytes; 0 on success, -1 on error or end of stream. */
 int sw_local__recv(int fd, void *buf, size_t n);

@@ -99,7 +99,7 @@ static int put_file(int dirfd, const char *name, const char *text, bool keep)
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    if (sw_local__send(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
+    if (sw_write_all(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
         renameat(dirfd, tmp, dirfd, name) < 0) {
         close(fd);
         return -1;

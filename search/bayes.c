@@ -80,7 +80,6 @@ static void bayes_close(void *state)
     free(st);
 }
 
-/* The warm-up point of trial `index`: the scrambled Sobol sequence. */
 typedef struct {
     double loss;
     size_t i;

@@ -403,7 +403,6 @@ static void tpe_close(void *state)
     free(st);
 }
 
-/* The startup point of trial `index`: the scrambled Sobol sequence. */
 static int tpe_next(void *state, uint64_t index, sw_value **vals)
 {
     tpe_state *st = state;

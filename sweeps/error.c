@@ -6,9 +6,11 @@
  */
 #include "sweeps/error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static _Thread_local char last[1024];
 
@@ -99,4 +101,21 @@ char *sw_aprintf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     return s;
+}
+
+int sw_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    ssize_t w;
+
+    while (n > 0) {
+        w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

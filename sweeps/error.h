@@ -47,6 +47,10 @@ void *sw_realloc(void *p, size_t n);
 void sw_grow(void *pp, size_t *cap, size_t need, size_t size);
 char *sw_strdup(const char *s);
 char *sw_strndup(const char *s, size_t n);
+/* Writes all `n` bytes to the file `fd`, retrying short writes and
+ * EINTR; -1 with errno on failure. */
+int sw_write_all(int fd, const void *buf, size_t n);
+
 /* A newly allocated printf-formatted string. */
 char *sw_aprintf(const char *fmt, ...) SW_PRINTF(1, 2);
 
