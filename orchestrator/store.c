@@ -58,6 +58,16 @@ static const struct {
     /* git provenance beyond the commit and the dirty flag (JSON) */
     {2, "ALTER TABLE sweeps ADD COLUMN git TEXT;"
         "ALTER TABLE runs ADD COLUMN git TEXT;"},
+    /* executors beyond local processes: the sweep's backend, and each
+     * run's job handle (opaque, the executor's own) instead of the local
+     * executor's pid and process group; a local attempt's handle is
+     * "SUPERVISOR_PID TRIAL_PGID" */
+    {3, "ALTER TABLE sweeps ADD COLUMN backend TEXT NOT NULL"
+        " DEFAULT 'local';"
+        "ALTER TABLE runs ADD COLUMN job TEXT;"
+        "UPDATE runs SET job = pid || ' ' || pgid WHERE pid > 0;"
+        "ALTER TABLE runs DROP COLUMN pid;"
+        "ALTER TABLE runs DROP COLUMN pgid;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -65,13 +75,13 @@ static const struct {
 
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
-    " parallel, created_at, ended_at, git_commit, git_dirty, git"
+    " parallel, created_at, ended_at, git_commit, git_dirty, git, backend"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
-    " signal, attempts, created_at, started_at, ended_at, pid, pgid,"          \
+    " signal, attempts, created_at, started_at, ended_at, job,"                \
     " stdout_offset, value, git_commit, git_dirty, git"
 
-/* put_run and update_run share ?1..?15 (the id and the mutable fields),
+/* put_run and update_run share ?1..?14 (the id and the mutable fields),
  * so one function binds both. */
 static const char *const stmt_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -79,7 +89,7 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                    " ?14, ?15, ?16)",
+                    " ?14, ?15, ?16, ?17)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -93,21 +103,30 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_LIST_SWEEPS] = "SELECT " SWEEP_COLS " FROM sweeps"
                       " ORDER BY created_at DESC, rowid DESC",
     [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
-                  " attempts, started_at, ended_at, pid, pgid, stdout_offset,"
+                  " attempts, started_at, ended_at, job, stdout_offset,"
                   " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
                   " params, argv, created_at)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
-                     " ended_at = ?8, pid = ?9, pgid = ?10,"
-                     " stdout_offset = ?11, value = ?12, git_commit = ?13,"
-                     " git_dirty = ?14, git = ?15 WHERE id = ?1",
+                     " ended_at = ?8, job = ?9,"
+                     " stdout_offset = ?10, value = ?11, git_commit = ?12,"
+                     " git_dirty = ?13, git = ?14 WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
     [Q_PUT_METRIC] = "INSERT INTO metrics (run_id, step, name, value, time)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [Q_COUNT_RUNS] = "SELECT state, count(*) FROM runs WHERE sweep_id = ?1"
+                     " GROUP BY state",
+    /* rowid is the order of reporting: each name's last row, ordered by
+     * the name's first row */
+    [Q_LAST_METRICS] = "SELECT name, value FROM (SELECT name, value,"
+                       " rowid AS at, min(rowid) OVER w AS first,"
+                       " max(rowid) OVER w AS last FROM metrics"
+                       " WHERE run_id = ?1 WINDOW w AS (PARTITION BY name))"
+                       " WHERE at = last ORDER BY first",
 };
 
 static const char *const state_names[] = {
@@ -153,6 +172,7 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r)
     free(r->cwd);
     free(r->git_commit);
     free(r->git);
+    free(r->backend);
     memset(r, 0, sizeof(*r));
 }
 
@@ -167,6 +187,7 @@ void sw_run_rec_dispose(sw_run_rec *r)
     free(r->params);
     free(r->argv);
     free(r->reason);
+    free(r->job);
     free(r->git_commit);
     free(r->git);
     memset(r, 0, sizeof(*r));
@@ -380,8 +401,51 @@ static int open_db(sw_store *st)
     return SW_OK;
 }
 
+/* After each commit of the writer: the WAL's size, for the engine to
+ * decide when to checkpoint. Installing it turns SQLite's own
+ * checkpoint-on-commit off: that fsync would stall the engine's loop. */
+static int on_wal(void *ctx, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    ((sw_store *)ctx)->wal_pages = pages;
+    return SQLITE_OK;
+}
+
+int sw_store_wal_pages(const sw_store *st)
+{
+    return st->wal_pages;
+}
+
+const char *sw_store_path(const sw_store *st)
+{
+    return st->path;
+}
+
+/* A connection of its own, so any thread may run it; PASSIVE: it never
+ * waits for readers, and what it cannot copy now it copies next time. */
+int sw_store_checkpoint(const char *path)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+
+    /* a first read opens the WAL; until then the file looks WAL-less */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA schema_version", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                       NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        rc = sw_error_set(SW_EIO, "store %s: checkpoint: %s", path,
+                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    else
+        rc = SW_OK;
+    sqlite3_close(db);
+    return rc;
+}
+
 /* WAL, synchronous=NORMAL and foreign keys for the writer. */
-static int configure(const sw_store *st)
+static int configure(sw_store *st)
 {
     sqlite3_stmt *s = NULL;
     int error = SW_OK;
@@ -407,6 +471,7 @@ static int configure(const sw_store *st)
                  "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
                  " PRAGMA trusted_schema = OFF",
                  "open");
+    sqlite3_wal_hook(st->db, on_wal, st);
 done:
     sqlite3_finalize(s);
     return error;
@@ -517,6 +582,7 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->git_commit = col_str(s, 13);
     r->git_dirty = sqlite3_column_int(s, 14) != 0;
     r->git = col_str(s, 15);
+    r->backend = col_str(s, 16);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -535,6 +601,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         sqlite3_bind_int64(s, 11, r->parallel) ||
         bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
         bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
+        bind_str(s, 17, r->backend ? r->backend : "local") ||
         sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
@@ -682,7 +749,7 @@ int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n)
 
 /* ---- runs and metrics ------------------------------------------------- */
 
-/* ?1 and the mutable fields, ?2..?15: shared by put_run and update_run. */
+/* ?1 and the mutable fields, ?2..?14: shared by put_run and update_run. */
 static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
 {
     return bind_str(s, 1, r->id) ||
@@ -693,11 +760,10 @@ static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
            sqlite3_bind_int(s, 5, r->signal) ||
            sqlite3_bind_int64(s, 6, r->attempts) ||
            bind_time(s, 7, r->started_at) || bind_time(s, 8, r->ended_at) ||
-           sqlite3_bind_int64(s, 9, r->pid) ||
-           sqlite3_bind_int64(s, 10, r->pgid) ||
-           sqlite3_bind_int64(s, 11, r->stdout_offset) ||
-           bind_opt(s, 12, r->has_value, r->value) ||
-           bind_git(s, 13, r->git_commit, r->git_dirty, r->git);
+           bind_str(s, 9, r->job) ||
+           sqlite3_bind_int64(s, 10, r->stdout_offset) ||
+           bind_opt(s, 11, r->has_value, r->value) ||
+           bind_git(s, 12, r->git_commit, r->git_dirty, r->git);
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
@@ -716,14 +782,13 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->created_at = col_time(s, 11);
     r->started_at = col_time(s, 12);
     r->ended_at = col_time(s, 13);
-    r->pid = sqlite3_column_int64(s, 14);
-    r->pgid = sqlite3_column_int64(s, 15);
-    r->stdout_offset = sqlite3_column_int64(s, 16);
-    r->has_value = sqlite3_column_type(s, 17) != SQLITE_NULL;
-    r->value = sqlite3_column_double(s, 17);
-    r->git_commit = col_str(s, 18);
-    r->git_dirty = sqlite3_column_int(s, 19) != 0;
-    r->git = col_str(s, 20);
+    r->job = col_str(s, 14);
+    r->stdout_offset = sqlite3_column_int64(s, 15);
+    r->has_value = sqlite3_column_type(s, 16) != SQLITE_NULL;
+    r->value = sqlite3_column_double(s, 16);
+    r->git_commit = col_str(s, 17);
+    r->git_dirty = sqlite3_column_int(s, 18) != 0;
+    r->git = col_str(s, 19);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }
@@ -734,10 +799,10 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
     sqlite3_stmt *s = st->stmt[Q_PUT_RUN];
     int error = SW_OK;
 
-    if (bind_run_state(s, r) || bind_str(s, 16, r->sweep_id) ||
-        sqlite3_bind_int64(s, 17, r->idx) || bind_str(s, 18, r->cell) ||
-        bind_str(s, 19, r->params) || bind_str(s, 20, r->argv) ||
-        bind_time(s, 21, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
+    if (bind_run_state(s, r) || bind_str(s, 15, r->sweep_id) ||
+        sqlite3_bind_int64(s, 16, r->idx) || bind_str(s, 17, r->cell) ||
+        bind_str(s, 18, r->params) || bind_str(s, 19, r->argv) ||
+        bind_time(s, 20, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put run '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
@@ -816,6 +881,31 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
     return error;
 }
 
+/* Zeroes counts[] and counts the runs of `sweep_id` by state. */
+int sw_store_count_runs(sw_store *st, const char *sweep_id,
+                        int64_t counts[SW_RUN_N_STATES])
+{
+    sqlite3_stmt *s = st->stmt[Q_COUNT_RUNS];
+    sw_run_state state = SW_RUN_PENDING;
+    int error = SW_OK;
+    int rc = bind_str(s, 1, sweep_id);
+
+    memset(counts, 0, SW_RUN_N_STATES * sizeof(counts[0]));
+    while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        error =
+            sw_run_state_parse(&state, (const char *)sqlite3_column_text(s, 0));
+        if (error < 0)
+            goto done;
+        counts[state] = sqlite3_column_int64(s, 1);
+        rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_DONE)
+        error = fail(st, "count runs of '%s'", sweep_id ? sweep_id : "(null)");
+done:
+    finish(s);
+    return error;
+}
+
 /* Records one metric value; step < 0 is NULL, and so is a NaN value. */
 int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
                         const char *name, double value, double time)
@@ -830,6 +920,29 @@ int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
         sqlite3_bind_double(s, 5, time) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put metric '%s' of run '%s'", name ? name : "(null)",
                      run_id ? run_id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* Calls `fn` once per metric name of `run_id` with its last value, in
+ * the order the names were first reported; stops at the first non-zero
+ * answer of `fn` and returns it. */
+int sw_store_last_metrics(sw_store *st, const char *run_id,
+                          sw_store_metric_fn fn, void *ctx)
+{
+    sqlite3_stmt *s = st->stmt[Q_LAST_METRICS];
+    int error = SW_OK;
+    int rc = bind_str(s, 1, run_id);
+
+    while (rc == SQLITE_OK && error == SW_OK &&
+           (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        error = fn(ctx, (const char *)sqlite3_column_text(s, 0),
+                   sqlite3_column_type(s, 1) != SQLITE_NULL,
+                   sqlite3_column_double(s, 1));
+        rc = SQLITE_OK;
+    }
+    if (error == SW_OK && rc != SQLITE_DONE)
+        error = fail(st, "metrics of run '%s'", run_id ? run_id : "(null)");
     finish(s);
     return error;
 }

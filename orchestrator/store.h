@@ -25,6 +25,9 @@ typedef enum {
     SW_RUN_CANCELED,
 } sw_run_state;
 
+/* How many states there are: the size of an array indexed by state. */
+#define SW_RUN_N_STATES (SW_RUN_CANCELED + 1)
+
 /* "pending", "running", ...; never NULL. */
 const char *sw_run_state_name(sw_run_state s);
 /* Parses a state name; SW_EINVALID when unknown. */
@@ -34,6 +37,16 @@ int sw_run_state_parse(sw_run_state *out, const char *name);
  * writer uses WAL mode; a reader is opened read-only and can't write. */
 int sw_store_open(sw_store **out, const char *path, bool writer);
 void sw_store_close(sw_store *st);
+
+/* The writer's WAL, in pages, after its last commit. The writer never
+ * checkpoints on commit (an fsync that would stall the engine's loop):
+ * its owner calls sw_store_checkpoint() off the loop when this grows. */
+int sw_store_wal_pages(const sw_store *st);
+/* Copies the WAL of the store at `path` into its database file, from a
+ * connection of its own: safe on any thread. Never waits for readers. */
+int sw_store_checkpoint(const char *path);
+/* The store's file. Borrowed. */
+const char *sw_store_path(const sw_store *st);
 
 /* Groups writes into one transaction (nesting is not supported). */
 int sw_store_begin(sw_store *st);
@@ -57,6 +70,7 @@ typedef struct {
     char *git_commit; /* the code it started from; NULL: none recorded */
     bool git_dirty;   /* meaningful when git is set */
     char *git;        /* JSON, docs/provenance.md; NULL: outside git */
+    char *backend;    /* the executor it runs on ("local"); NULL: local */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);
@@ -75,7 +89,8 @@ typedef struct {
     int signal;    /* 0, or the signal that ended it */
     int64_t attempts;
     double created_at, started_at, ended_at; /* 0: not yet */
-    int64_t pid, pgid;     /* the current attempt's; 0: none */
+    char *job; /* the current attempt's job handle, the executor's own;
+                  NULL: its launch was not answered (yet) */
     int64_t stdout_offset; /* bytes of stdout.log already parsed */
     bool has_value;
     double value;     /* last reported value of the sweep's metric */
@@ -107,10 +122,23 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */
 int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
                        size_t *n);
+/* How many runs of the sweep are in each state: counts[state], all of
+ * them set (0 for a state no run is in). */
+int sw_store_count_runs(sw_store *st, const char *sweep_id,
+                        int64_t counts[SW_RUN_N_STATES]);
 
 /* Records one metric value of a run (step < 0: none). */
 int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
                         const char *name, double value, double time);
+
+/* The last value of each metric of run `run_id`: `fn` is called once per
+ * name, in the order the names were first reported, with has_value false
+ * for a NaN (stored as NULL). A non-zero answer of `fn` stops the walk
+ * and is returned as is. */
+typedef int (*sw_store_metric_fn)(void *ctx, const char *name, bool has_value,
+                                  double value);
+int sw_store_last_metrics(sw_store *st, const char *run_id,
+                          sw_store_metric_fn fn, void *ctx);
 
 /* Runs read-only SQL and calls `row` for each result row (and once with
  * row index -1 and the column names). Writes, ATTACH, PRAGMA changes and

@@ -33,6 +33,8 @@ enum {
     Q_GET_RUN,
     Q_LIST_RUNS,
     Q_PUT_METRIC,
+    Q_COUNT_RUNS,
+    Q_LAST_METRICS,
     Q_COUNT
 };
 
@@ -43,6 +45,7 @@ struct sw_store {
     bool writer;
     sqlite3_stmt *stmt[Q_COUNT];
     char refused[160]; /* why the authorizer denied the query; "" if not */
+    int wal_pages;     /* the WAL's size after the last commit */
 };
 
 #endif

@@ -1,10 +1,11 @@
 /*
  * test_store.c - the store against real SQLite files in a fresh temporary
  * folder per test: schema creation and migration, every field of sweeps
- * and runs through put/get/update/list (NULLs included), sweep lookup by
- * id, prefix and name, metrics, WAL and concurrent readers, and
- * sw_store_query refusing everything that is not one read-only statement
- * while leaving the store exactly as it was.
+ * and runs through put/get/update/list (NULLs included), run counts by
+ * state, sweep lookup by id, prefix and name, metrics and the last value
+ * of each (with ids holding quotes, which are data, never SQL), WAL and
+ * concurrent readers, and sw_store_query refusing everything that is not
+ * one read-only statement while leaving the store exactly as it was.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -229,7 +230,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 2);
+    assert_int_equal(user_version(f->path), 3);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -472,8 +473,7 @@ static void assert_run_equal(const sw_run_rec *a, const sw_run_rec *b)
     assert_true(a->created_at == b->created_at);
     assert_true(a->started_at == b->started_at);
     assert_true(a->ended_at == b->ended_at);
-    assert_int_equal(a->pid, b->pid);
-    assert_int_equal(a->pgid, b->pgid);
+    assert_str_or_null(a->job, b->job);
     assert_int_equal(a->stdout_offset, b->stdout_offset);
     assert_int_equal(a->has_value, b->has_value);
     if (a->has_value)
@@ -505,11 +505,11 @@ static void test_run_round_trip(void **state)
     expect_run(f->st, &pending);
     expect_q(f->st,
              "select state, reason is null, exit_code is null, signal,"
-             " attempts, started_at is null, ended_at is null, pid, pgid,"
+             " attempts, started_at is null, ended_at is null, job is null,"
              " stdout_offset, value is null, gpus is null,"
              " git_commit is null, git_dirty is null"
              " from runs where id = 's1-1'",
-             "pending|1|1|0|0|1|1|0|0|0|1|1|1|1\n");
+             "pending|1|1|0|0|1|1|1|0|1|1|1|1\n");
     done.state = SW_RUN_FAILED;
     done.reason = "exit 3";
     done.has_exit = true;
@@ -518,8 +518,7 @@ static void test_run_round_trip(void **state)
     done.attempts = 2;
     done.started_at = 1700000002.5;
     done.ended_at = 1700000003.125;
-    done.pid = 4242;
-    done.pgid = 4240;
+    done.job = "4242 4240";
     done.stdout_offset = 1 << 20;
     done.has_value = true;
     done.value = -0.125;
@@ -551,7 +550,7 @@ static void test_run_update_and_list(void **state)
     r1.state = SW_RUN_RUNNING;
     r1.attempts = 1;
     r1.started_at = 10;
-    r1.pid = r1.pgid = 77;
+    r1.job = "77 77";
     r1.git_commit = "fedcba9876543210fedcba9876543210fedcba98";
     r1.git_dirty = true;
     r1.git = "{\"dirty\": true}";
@@ -566,7 +565,7 @@ static void test_run_update_and_list(void **state)
     r1.state = SW_RUN_FINISHED;
     r1.has_exit = true;
     r1.ended_at = 20;
-    r1.pid = r1.pgid = 0;
+    r1.job = NULL;
     r1.has_value = true;
     r1.value = 0.5;
     assert_int_equal(sw_store_update_run(f->st, &r1), SW_OK);
@@ -582,6 +581,54 @@ static void test_run_update_and_list(void **state)
     assert_int_equal(sw_store_list_runs(f->st, "none", &all, &n), SW_OK);
     assert_int_equal(n, 0);
     free(all);
+}
+
+static void expect_counts(sw_store *st, const char *sweep_id,
+                          const int64_t want[SW_RUN_N_STATES])
+{
+    int64_t got[SW_RUN_N_STATES];
+
+    memset(got, 0xff, sizeof(got));
+    if (sw_store_count_runs(st, sweep_id, got))
+        fail_msg("%s", sw_error_last());
+    for (int i = 0; i < SW_RUN_N_STATES; i++)
+        if (got[i] != want[i])
+            fail_msg("%s: %lld %s runs, want %lld", sweep_id, (long long)got[i],
+                     sw_run_state_name((sw_run_state)i), (long long)want[i]);
+}
+
+static void test_count_runs(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s1 = a_sweep("s1", NULL, 1), s2 = a_sweep("s'2", NULL, 2);
+    static const sw_run_state states[] = {SW_RUN_FINISHED, SW_RUN_FAILED,
+                                          SW_RUN_FINISHED, SW_RUN_PENDING,
+                                          SW_RUN_STOPPED,  SW_RUN_FINISHED};
+    static const int64_t none[SW_RUN_N_STATES] = {0};
+    int64_t want[SW_RUN_N_STATES] = {0};
+    sw_run_rec other = a_run("s'2-1", "s'2", 0);
+    char id[32];
+
+    assert_int_equal(SW_RUN_N_STATES, 6);
+    put_sweep(f->st, &s1);
+    put_sweep(f->st, &s2);
+    expect_counts(f->st, "s1", none);
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+        sw_run_rec r = a_run(id, "s1", (int64_t)i);
+
+        snprintf(id, sizeof(id), "s1-%zu", i + 1);
+        r.state = states[i];
+        put_run(f->st, &r);
+        want[states[i]]++;
+    }
+    other.state = SW_RUN_RUNNING;
+    put_run(f->st, &other);
+    expect_counts(f->st, "s1", want);
+    memset(want, 0, sizeof(want));
+    want[SW_RUN_RUNNING] = 1;
+    expect_counts(f->st, "s'2", want);
+    expect_counts(f->st, "s1' or '1'='1", none);
+    expect_counts(f->st, "ghost", none);
 }
 
 static void test_run_errors(void **state)
@@ -649,6 +696,80 @@ static void test_metrics(void **state)
                      SW_EINVALID);
     assert_contains(sw_error_last(),
                     "put metric 'loss' of run 'ghost': FOREIGN KEY");
+}
+
+/* The last metrics of a run as "name=value,..." (None for a NULL). */
+static int collect_metric(void *ctx, const char *name, bool has_value,
+                          double value)
+{
+    sw_buf *b = ctx;
+
+    if (b->len)
+        sw_buf_putc(b, ',');
+    if (has_value)
+        sw_buf_printf(b, "%s=%g", name, value);
+    else
+        sw_buf_printf(b, "%s=None", name);
+    return 0;
+}
+
+static void expect_last_metrics(sw_store *st, const char *run_id,
+                                const char *want)
+{
+    sw_buf b = SW_BUF_INIT;
+
+    if (sw_store_last_metrics(st, run_id, collect_metric, &b))
+        fail_msg("%s", sw_error_last());
+    assert_string_equal(sw_buf_cstr(&b), want);
+    sw_buf_dispose(&b);
+}
+
+static int stop_at_first_metric(void *ctx, const char *name, bool has_value,
+                                double value)
+{
+    (void)name;
+    (void)has_value;
+    (void)value;
+    ++*(int *)ctx;
+    return 7;
+}
+
+/* Each name once, in the order names were first reported, with its last
+ * value whatever the steps say; a run id is data, never SQL. */
+static void test_last_metrics(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1);
+    sw_run_rec r = a_run("s1-1", "s1", 0), q1 = a_run("s1-'q", "s1", 1);
+    static const struct {
+        int64_t step;
+        const char *name;
+        double value;
+    } rows[] = {{0, "loss", 1.0}, {0, "acc", 0.1},  {-1, "lr", 0.5},
+                {1, "loss", 0.5}, {5, "acc", 0.2},  {2, "acc", 0.3},
+                {2, "lr", NAN},   {3, "loss", 0.25}};
+    int calls = 0;
+
+    put_sweep(f->st, &s);
+    put_run(f->st, &r);
+    put_run(f->st, &q1);
+    expect_last_metrics(f->st, "s1-1", "");
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        assert_int_equal(sw_store_put_metric(f->st, "s1-1", rows[i].step,
+                                             rows[i].name, rows[i].value,
+                                             (double)i),
+                         SW_OK);
+    expect_last_metrics(f->st, "s1-1", "loss=0.25,acc=0.3,lr=None");
+    assert_int_equal(sw_store_put_metric(f->st, "s1-'q", 0, "it's", 2.5, 1),
+                     SW_OK);
+    expect_last_metrics(f->st, "s1-'q", "it's=2.5");
+    expect_last_metrics(f->st, "s1-1' or '1'='1", "");
+    expect_last_metrics(f->st, "nobody", "");
+    assert_int_equal(
+        sw_store_last_metrics(f->st, "s1-1", stop_at_first_metric, &calls), 7);
+    assert_int_equal(calls, 1);
+    /* The statement was reset: it runs again from the start. */
+    expect_last_metrics(f->st, "s1-1", "loss=0.25,acc=0.3,lr=None");
 }
 
 static double now(void)
@@ -933,7 +1054,9 @@ int main(void)
         T(test_run_round_trip),
         T(test_run_update_and_list),
         T(test_run_errors),
+        T(test_count_runs),
         T(test_metrics),
+        T(test_last_metrics),
         T(test_metrics_in_one_transaction),
         T(test_transactions),
         T(test_reader_during_write),
