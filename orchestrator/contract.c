@@ -1,0 +1,156 @@
+/*
+ * contract.c - the trial contract (contract.h): a trial's environment, its
+ * argv as the store keeps it, and the files of its run folder.
+ *
+ * Everything here is a pure function of its arguments and the sweep home,
+ * so `sweep reproduce` shows exactly what `sweep run` gave a trial.
+ */
+#include "orchestrator/contract.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sweeps/error.h"
+#include "sweeps/json.h"
+#include "sweeps/value.h"
+
+#define MAX_ENV 12
+
+const char *sw_contract_home(void)
+{
+    const char *h = getenv("SWEEP_HOME");
+
+    return h && h[0] ? h : ".sweep";
+}
+
+char *sw_contract_run_dir(const char *home, const char *run_id)
+{
+    return sw_aprintf("%s/runs/%s", home, run_id);
+}
+
+char **sw_contract_env(const sw_contract *c)
+{
+    char **env = sw_calloc(MAX_ENV, sizeof(char *));
+    char *dir = sw_contract_run_dir(c->home, c->run_id);
+    size_t n = 0;
+
+    env[n++] = sw_aprintf("SWEEP_ID=%s", c->sweep_id);
+    env[n++] = sw_aprintf("SWEEP_RUN_ID=%s", c->run_id);
+    env[n++] = sw_aprintf("SWEEP_RUN_DIR=%s", dir);
+    env[n++] = sw_aprintf("SWEEP_CHECKPOINT_DIR=%s/checkpoint", dir);
+    env[n++] = sw_aprintf("SWEEP_PARAMS=%s/params.json", dir);
+    env[n++] = sw_aprintf("SWEEP_ATTEMPT=%lld", (long long)c->attempt);
+    env[n++] = sw_aprintf("SWEEP_HOME=%s", c->home);
+    if (c->metrics_url)
+        env[n++] = sw_aprintf("SWEEP_METRICS_URL=%s", c->metrics_url);
+    if (c->token)
+        env[n++] = sw_aprintf("SWEEP_TOKEN=%s", c->token);
+    if (c->devices)
+        env[n++] = sw_aprintf("CUDA_VISIBLE_DEVICES=%s", c->devices);
+    free(dir);
+    return env;
+}
+
+char **sw_contract_argv(const char *argv_json)
+{
+    sw_value *v = NULL;
+    char **argv;
+    size_t i;
+
+    if (!argv_json ||
+        sw_json_parse(&v, argv_json, strlen(argv_json)) != SW_OK ||
+        v->type != SW_LIST || v->u.list.len == 0) {
+        sw_value_free(v);
+        return NULL;
+    }
+    for (i = 0; i < v->u.list.len; i++)
+        if (v->u.list.items[i]->type != SW_STR) {
+            sw_value_free(v);
+            return NULL;
+        }
+    argv = sw_calloc(v->u.list.len + 1, sizeof(char *));
+    for (i = 0; i < v->u.list.len; i++)
+        argv[i] = sw_strdup(v->u.list.items[i]->u.s);
+    sw_value_free(v);
+    return argv;
+}
+
+/* mkdir -p; the common case (the parent exists) costs one mkdir. */
+int sw_contract_mkdirs(const char *path)
+{
+    char *parent, *slash;
+    int error = SW_OK;
+
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return SW_OK;
+    if (errno != ENOENT)
+        return sw_error_set(SW_EIO, "cannot create %s: %s", path,
+                            strerror(errno));
+    parent = sw_strdup(path);
+    slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        error = sw_contract_mkdirs(parent);
+    }
+    free(parent);
+    if (!error && mkdir(path, 0755) != 0 && errno != EEXIST)
+        error =
+            sw_error_set(SW_EIO, "cannot create %s: %s", path, strerror(errno));
+    return error;
+}
+
+/* Writes `text` to `path` through path.tmp (created with `mode`) and a
+ * rename, so readers see the old file or the whole new one. */
+static int write_mode(const char *path, const char *text, mode_t mode)
+{
+    char *tmp = sw_aprintf("%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int error = SW_OK;
+
+    if (fd < 0 || fchmod(fd, mode) != 0 ||
+        sw_write_all(fd, text, strlen(text)) < 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (fd >= 0 && close(fd) != 0 && !error)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (!error && rename(tmp, path) != 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (error)
+        unlink(tmp);
+    free(tmp);
+    return error;
+}
+
+int sw_contract_write_file(const char *path, const char *text)
+{
+    return write_mode(path, text, 0644);
+}
+
+int sw_contract_prepare(const char *run_dir, const char *params_json)
+{
+    char *ckpt = sw_aprintf("%s/checkpoint", run_dir);
+    char *params = sw_aprintf("%s/params.json", run_dir);
+    int error = sw_contract_mkdirs(ckpt);
+
+    if (!error)
+        error = sw_contract_write_file(params, params_json);
+    free(ckpt);
+    free(params);
+    return error;
+}
+
+int sw_contract_write_token(const char *run_dir, const char *token)
+{
+    char *path = sw_aprintf("%s/token", run_dir);
+    int error = write_mode(path, token, 0600);
+
+    free(path);
+    return error;
+}

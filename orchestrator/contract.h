@@ -1,0 +1,57 @@
+/*
+ * contract.h - the trial contract: what a trial is given and where its
+ * files live (docs/cli.md, "A trial's environment"). Run, resume and
+ * reproduce all go through here, so a variable added to a trial's
+ * environment is added once.
+ *
+ * Under the sweep home ($SWEEP_HOME, default ./.sweep) each run has a
+ * folder runs/<run id>/ holding params.json, stdout.log, stderr.log, the
+ * checkpoint/ folder that every attempt of the run shares, the
+ * executor's status files, and `token` (mode 0600: the run's metrics
+ * token never goes to the world-readable store).
+ */
+#ifndef SW_CONTRACT_H
+#define SW_CONTRACT_H
+
+#include <stdint.h>
+
+/* What one attempt of a run is told. */
+typedef struct {
+    const char *home; /* the sweep home, absolute */
+    const char *sweep_id;
+    const char *run_id;
+    int64_t attempt;         /* 1 for the first */
+    const char *metrics_url; /* SWEEP_METRICS_URL; NULL: not set */
+    const char *token;       /* SWEEP_TOKEN; NULL: not set */
+    const char *devices;     /* CUDA_VISIBLE_DEVICES; NULL: inherited */
+} sw_contract;
+
+/* The sweep home: $SWEEP_HOME, else ./.sweep. Borrowed. */
+const char *sw_contract_home(void);
+
+/* "<home>/runs/<run id>"; the caller frees it. */
+char *sw_contract_run_dir(const char *home, const char *run_id);
+
+/* The trial's environment additions, "NAME=value" each, NULL-terminated;
+ * free with sw_command_free(). Can't fail. */
+char **sw_contract_env(const sw_contract *c);
+
+/* The argv stored with a run (a JSON array of strings) as a
+ * NULL-terminated array (free with sw_command_free()); NULL when it is
+ * not such an array or is empty. */
+char **sw_contract_argv(const char *argv_json);
+
+/* Makes the run's folder and its checkpoint/ folder and writes its
+ * params.json (atomically). SW_EIO with a message naming the path. */
+int sw_contract_prepare(const char *run_dir, const char *params_json);
+
+/* Writes the run's token to <run_dir>/token, mode 0600, atomically. */
+int sw_contract_write_token(const char *run_dir, const char *token);
+
+/* mkdir -p, with a message naming the folder on failure. */
+int sw_contract_mkdirs(const char *path);
+
+/* Writes `text` to `path` through a temporary file and rename. */
+int sw_contract_write_file(const char *path, const char *text);
+
+#endif
