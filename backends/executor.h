@@ -1,14 +1,33 @@
 /*
  * executor.h - where trials run: the interface every executor implements
- * (local processes now; Slurm and a simulated cluster later), and the
- * one-line wrappers the engine calls.
+ * (local processes now; Slurm and a simulated cluster later), the one
+ * factory that makes them by name, and the one-line wrappers the engine
+ * calls.
  *
- * Crash safety is part of the contract. A trial must outlive the
- * orchestrator: if `sweep` is killed, the trial keeps running, and a new
- * orchestrator re-adopts it from what the executor left in the run's
- * folder. So an executor records, in the attempt's folder, files that say
- * the attempt started (with the ids needed to signal it) and, atomically,
- * how it ended. The engine never reaches into the table directly.
+ * The shape is libuv's: an executor is a long-lived handle that the engine
+ * polls through one descriptor and one wake-up time; launching is a
+ * request whose answer comes back later as an event. Nothing here blocks
+ * the engine's loop for longer than a write to a local socket.
+ *
+ *   - launch() queues an attempt; SW_JOB_STARTED (with the job's handle)
+ *     or SW_JOB_START_FAILED answers it.
+ *   - adopt() takes over an attempt that an earlier orchestrator launched,
+ *     from the handle the store kept (NULL when the launch was never
+ *     answered); SW_JOB_STARTED, SW_JOB_NOT_STARTED, SW_JOB_ENDED or
+ *     SW_JOB_LOST answers it.
+ *   - every attempt that started ends with exactly one SW_JOB_ENDED or
+ *     SW_JOB_LOST; after it the executor forgets the key.
+ *   - the engine calls process() when fd() is readable or when the time
+ *     next_wake() asked for has come, then drains next_event().
+ *
+ * A job handle is a short string that only its executor reads (the local
+ * executor's is "SUPERVISOR_PID TRIAL_PGID"); the store keeps it with the
+ * run, so the engine never parses an executor's files.
+ *
+ * Crash safety is part of the contract: a trial must outlive the
+ * orchestrator, and a new orchestrator must be able to adopt it from its
+ * handle and its attempt folder, and learn how it ended even if it ended
+ * while no orchestrator was running.
  */
 #ifndef SW_EXECUTOR_H
 #define SW_EXECUTOR_H
@@ -16,15 +35,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sweeps/spec.h" /* sw_resources: what a trial asks for */
+
 typedef struct {
+    const char *key;         /* the engine's name for the attempt (its run id);
+                                every event about it carries it back */
     char *const *argv;       /* NULL-terminated; argv[0] searched in PATH */
     char *const *env;        /* "NAME=value" entries added to the inherited
-                                environment (replacing same names); may be
-                                NULL */
+                                environment (replacing same names); may be NULL */
     const char *cwd;         /* NULL: the orchestrator's working directory */
     const char *dir;         /* the attempt's folder: status files live here */
     const char *stdout_path; /* appended to; trials write it directly */
     const char *stderr_path;
+    sw_resources resources; /* what it asked for */
+    const char *devices;    /* the devices the engine gave it (the value of
+                               CUDA_VISIBLE_DEVICES); NULL: none */
 } sw_launch;
 
 /* How an attempt ended. */
@@ -34,65 +59,111 @@ typedef struct {
     int signal;
 } sw_exit;
 
-/* An attempt the executor runs or has run. Plain data; the engine keeps it
- * (and stores pid/pgid so a later orchestrator can adopt the attempt). */
+typedef enum {
+    SW_JOB_STARTED,      /* it runs; `handle` is set */
+    SW_JOB_START_FAILED, /* launch() could not start it; `message` */
+    SW_JOB_NOT_STARTED,  /* adopt(): the earlier launch never started */
+    SW_JOB_ENDED,        /* `exit` says how */
+    SW_JOB_LOST,         /* gone without a record of its end; `message` */
+} sw_job_event_kind;
+
+/* One thing that happened to an attempt. The strings belong to the event:
+ * sw_job_event_dispose() frees them. */
 typedef struct {
-    int64_t pid;  /* the executor's process for the attempt (supervisor) */
-    int64_t pgid; /* the trial's process group: what cancel signals */
-    const char *dir;
-} sw_job;
+    sw_job_event_kind kind;
+    char *key;
+    char *handle;  /* SW_JOB_STARTED; else NULL */
+    sw_exit exit;  /* SW_JOB_ENDED */
+    char *message; /* SW_JOB_START_FAILED, SW_JOB_LOST; else NULL */
+} sw_job_event;
+
+/* Frees the strings of `ev` and zeroes it; accepts NULL. */
+void sw_job_event_dispose(sw_job_event *ev);
 
 typedef struct sw_executor sw_executor;
 
 typedef struct {
     unsigned int version;
     const char *name;
-    /* Starts the attempt; fills job->pid/pgid. Returns before the trial
-     * has run to its end. */
-    int (*launch)(sw_executor *ex, const sw_launch *l, sw_job *job);
-    /* Non-blocking: 1 and *out filled when the attempt has ended, 0 while
-     * it runs, SW_ENOTFOUND when it is gone without a recorded end (its
-     * supervisor died: the attempt is lost). Works for adopted attempts. */
-    int (*check)(sw_executor *ex, const sw_job *job, sw_exit *out);
-    /* Asks the attempt to stop (SIGTERM to the trial's group); `force`
-     * kills it (SIGKILL). The end is then seen by check(). */
-    int (*cancel)(sw_executor *ex, const sw_job *job, bool force);
-    /* A descriptor that becomes readable when some attempt may have
-     * ended, or -1 when the engine must poll check() on a tick. */
-    int (*wait_fd)(sw_executor *ex);
+    /* Queues the attempt `l` (the executor copies what it keeps). Fails
+     * only when the request itself is unusable or the key is in use. */
+    int (*launch)(sw_executor *ex, const sw_launch *l);
+    /* Watches an attempt launched by an earlier orchestrator. `handle`:
+     * what SW_JOB_STARTED gave then; NULL when that answer was lost. */
+    int (*adopt)(sw_executor *ex, const char *key, const char *dir,
+                 const char *handle);
+    /* Asks the attempt to stop (SIGTERM to a local trial's group);
+     * `force` kills it. Its end then comes as an event. SW_ENOTFOUND for
+     * an unknown key. */
+    int (*cancel)(sw_executor *ex, const char *key, bool force);
+    /* A descriptor that becomes readable when process() has work; -1:
+     * none. It may change after process(): ask again each time. */
+    int (*fd)(sw_executor *ex);
+    /* The monotonic time (the engine's clock, as given to process()) at
+     * which process() must run even if fd() stays quiet; 0: no need. */
+    double (*next_wake)(sw_executor *ex);
+    /* Does what is due at monotonic time `now`: reads answers, checks
+     * ends, and queues events. Never blocks. */
+    int (*process)(sw_executor *ex, double now);
+    /* Moves the oldest queued event to *out: 1, or 0 when none. */
+    int (*next_event)(sw_executor *ex, sw_job_event *out);
     void (*free)(sw_executor *ex);
 } sw_executor_methods;
 
-#define SW_EXECUTOR_VERSION 1
+#define SW_EXECUTOR_VERSION 2
 
 struct sw_executor {
     const sw_executor_methods *methods;
 };
 
+/* Makes the executor called `name` ("local"); SW_EINVALID, with the
+ * names there are, for another name. Make executors before starting
+ * threads: the local one forks its supervisor. */
+int sw_executor_new(sw_executor **out, const char *name);
+
 /* The local executor: trials are processes of this machine. */
 int sw_executor_local_new(sw_executor **out);
 
-static inline int sw_executor_launch(sw_executor *ex, const sw_launch *l,
-                                     sw_job *job)
+static inline const char *sw_executor_name(const sw_executor *ex)
 {
-    return ex->methods->launch(ex, l, job);
+    return ex->methods->name;
 }
 
-static inline int sw_executor_check(sw_executor *ex, const sw_job *job,
-                                    sw_exit *out)
+static inline int sw_executor_launch(sw_executor *ex, const sw_launch *l)
 {
-    return ex->methods->check(ex, job, out);
+    return ex->methods->launch(ex, l);
 }
 
-static inline int sw_executor_cancel(sw_executor *ex, const sw_job *job,
+static inline int sw_executor_adopt(sw_executor *ex, const char *key,
+                                    const char *dir, const char *handle)
+{
+    return ex->methods->adopt(ex, key, dir, handle);
+}
+
+static inline int sw_executor_cancel(sw_executor *ex, const char *key,
                                      bool force)
 {
-    return ex->methods->cancel(ex, job, force);
+    return ex->methods->cancel(ex, key, force);
 }
 
-static inline int sw_executor_wait_fd(sw_executor *ex)
+static inline int sw_executor_fd(sw_executor *ex)
 {
-    return ex->methods->wait_fd(ex);
+    return ex->methods->fd(ex);
+}
+
+static inline double sw_executor_next_wake(sw_executor *ex)
+{
+    return ex->methods->next_wake(ex);
+}
+
+static inline int sw_executor_process(sw_executor *ex, double now)
+{
+    return ex->methods->process(ex, now);
+}
+
+static inline int sw_executor_next_event(sw_executor *ex, sw_job_event *out)
+{
+    return ex->methods->next_event(ex, out);
 }
 
 static inline void sw_executor_free(sw_executor *ex)

@@ -4,79 +4,326 @@
  * orchestrator (local_supervisor.c says what it keeps in the attempt's
  * folder, and why).
  *
- * This file is the orchestrator's side. The supervisor is forked once,
- * when the executor is made (so make executors before starting threads);
- * a launch is one request and one reply on a socket, so starting a trial
- * costs the orchestrator no fork of its own memory. check() reads the
- * attempt's exit file; whether an attempt is still watched is told by the
- * supervisor being alive (our own) or by the lock on its pid file (an
- * attempt adopted from an earlier orchestrator). cancel() signals the
- * trial's process group directly.
+ * This file is the orchestrator's side, and it never waits for the
+ * supervisor. launch() writes one request on the supervisor's socket and
+ * returns; the supervisor answers requests in order, so the launches
+ * awaiting a reply are a FIFO, and process() reads replies as they come
+ * (keeping a partial one) and answers them with SW_JOB_STARTED or
+ * SW_JOB_START_FAILED. The supervisor writes a byte on its event pipe
+ * each time an attempt ends; fd() is an epoll set holding the socket and
+ * the pipe. The supervisor is forked when the executor is made, and again
+ * by the first launch after it died.
+ *
+ * An attempt has ended when its exit file exists. One that has not is
+ * still watched while some supervisor holds the lock on its pid file
+ * (from before its start is answered until its exit file is in place);
+ * watched by nobody and without an exit file, it is lost. Our living
+ * supervisor wakes us when one of its attempts ends; the others (adopted
+ * from an earlier orchestrator, or left by our supervisor when it died)
+ * are polled, on next_wake(). cancel() signals the trial's process group
+ * directly. Time is only what process() was last given, so a fake clock
+ * can drive it.
  */
-#define _GNU_SOURCE /* pipe2, posix_spawn_file_actions_addchdir_np */
+#define _GNU_SOURCE /* pipe2 */
 #include "backends/executor.h"
 #include "backends/local_internal.h"
 #include "sweeps/buf.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
+#define WATCH_POLL                                                             \
+    0.25 /* s between checks of attempts no supervisor of                      \
+            ours watches */
+#define SEEK_POLL                                                              \
+    0.02               /* s between looks for the pid file of an attempt       \
+                          adopted without a handle */
+#define SEEK_GRACE 2.0 /* s it may take that file to appear */
+
+typedef enum {
+    A_PENDING, /* launched: the supervisor has not replied */
+    A_SEEKING, /* adopted without a handle: no pid file seen yet */
+    A_RUNNING, /* started: its end has not been seen */
+    A_DONE,    /* answered for good: sweep() frees it */
+} astate;
+
+typedef struct {
+    char *key;
+    char *dir;
+    astate state;
+    bool ours;       /* A_RUNNING under our living supervisor: its pipe
+                        wakes us; else next_wake() polls it */
+    pid_t pid, pgid; /* the handle; pgid 0: nothing ran */
+    int cancel;      /* the signal a cancel asked for before the start */
+    bool timed;      /* A_SEEKING: `deadline` is set (first process()) */
+    double deadline;
+} attempt;
+
 typedef struct {
     sw_executor base;
-    pid_t supervisor; /* the latest supervisor started; 0: none */
-    bool alive;       /* it has not been seen to end */
-    int sock;         /* requests and replies; -1: none */
-    int events;       /* a byte per ended attempt */
+    int epfd;         /* what fd() returns: the socket and the pipe */
+    pid_t supervisor; /* 0: none; sock and events are then -1 */
+    int sock;         /* requests out, replies in (ours non-blocking) */
+    int events;       /* a byte per ended attempt (non-blocking) */
+    unsigned char reply[sizeof(sw_local__reply)]; /* one being read */
+    size_t got;
+    attempt **all; /* every attempt not forgotten yet */
+    size_t n, cap;
+    attempt **fifo; /* the A_PENDING ones, in the order of the replies */
+    size_t fhead, fn, fcap;
+    sw_job_event *queue; /* events not taken by next_event() yet */
+    size_t qhead, qn, qcap;
+    pid_t *dead; /* supervisors seen to end, not reaped yet */
+    size_t ndead, deadcap;
+    double now; /* what process() was last given */
 } local;
 
-int sw_local__send(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    ssize_t w;
+/* ---- attempts and events ---- */
 
-    while (n > 0) {
-        w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+static attempt *find(local *lx, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < lx->n; i++)
+        if (lx->all[i]->state != A_DONE && strcmp(lx->all[i]->key, key) == 0)
+            return lx->all[i];
+    return NULL;
 }
 
-int sw_local__recv(int fd, void *buf, size_t n)
+static attempt *add(local *lx, const char *key, const char *dir, astate st)
 {
-    char *p = buf;
-    ssize_t r;
+    attempt *a = sw_calloc(1, sizeof(*a));
 
-    while (n > 0) {
-        r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    a->key = sw_strdup(key);
+    a->dir = sw_strdup(dir);
+    a->state = st;
+    sw_grow(&lx->all, &lx->cap, lx->n + 1, sizeof(*lx->all));
+    lx->all[lx->n++] = a;
+    return a;
 }
 
-/* Forks the supervisor. */
+static void free_attempt(attempt *a)
+{
+    free(a->key);
+    free(a->dir);
+    free(a);
+}
+
+/* Forgets the attempts that have had their last event. */
+static void sweep(local *lx)
+{
+    size_t i = 0;
+
+    while (i < lx->n) {
+        if (lx->all[i]->state != A_DONE) {
+            i++;
+            continue;
+        }
+        free_attempt(lx->all[i]);
+        lx->all[i] = lx->all[--lx->n];
+    }
+}
+
+static void push_pending(local *lx, attempt *a)
+{
+    if (lx->fhead == lx->fn)
+        lx->fhead = lx->fn = 0;
+    sw_grow(&lx->fifo, &lx->fcap, lx->fn + 1, sizeof(*lx->fifo));
+    lx->fifo[lx->fn++] = a;
+}
+
+static attempt *pop_pending(local *lx)
+{
+    return lx->fhead < lx->fn ? lx->fifo[lx->fhead++] : NULL;
+}
+
+/* Queues an event about `a`; consumes `message` (may be NULL). */
+static sw_job_event *emit(local *lx, sw_job_event_kind kind, const attempt *a,
+                          char *message)
+{
+    sw_job_event *ev;
+
+    if (lx->qhead > 0 && lx->qhead == lx->qn)
+        lx->qhead = lx->qn = 0;
+    sw_grow(&lx->queue, &lx->qcap, lx->qn + 1, sizeof(*lx->queue));
+    ev = &lx->queue[lx->qn++];
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = kind;
+    ev->key = sw_strdup(a->key);
+    ev->message = message;
+    if (kind == SW_JOB_STARTED)
+        ev->handle = sw_aprintf("%d %d", (int)a->pid, (int)a->pgid);
+    return ev;
+}
+
+/* ---- the files in the attempt's folder ---- */
+
+static int join(char *buf, size_t n, const char *dir, const char *name)
+{
+    int len = snprintf(buf, n, "%s/%s", dir, name);
+
+    if (len < 0 || (size_t)len >= n)
+        return sw_error_set(SW_EINVALID, "attempt folder '%s': path too long",
+                            dir);
+    return SW_OK;
+}
+
+/* Reads the small file dir/name into `text`, NUL-terminated: 1, or 0
+ * when it does not exist. */
+static int read_small(const char *dir, const char *name, char *text,
+                      size_t size)
+{
+    char path[PATH_MAX];
+    ssize_t n;
+    int fd, error;
+
+    if ((error = join(path, sizeof(path), dir, name)) < 0)
+        return error;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        return 0;
+    if (fd < 0)
+        return sw_error_set(SW_EIO, "cannot open '%s': %s", path,
+                            strerror(errno));
+    do
+        n = read(fd, text, size - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n < 0)
+        return sw_error_set(SW_EIO, "cannot read '%s': %s", path,
+                            strerror(errno));
+    text[n] = '\0';
+    return 1;
+}
+
+static int parse_exit(const char *dir, const char *s, sw_exit *out)
+{
+    const char *num = NULL;
+    char *end;
+    long v;
+
+    memset(out, 0, sizeof(*out));
+    if (strncmp(s, "exit ", 5) == 0) {
+        out->exited = true;
+        num = s + 5;
+    } else if (strncmp(s, "signal ", 7) == 0) {
+        num = s + 7;
+    }
+    errno = 0;
+    v = num ? strtol(num, &end, 10) : 0;
+    if (!num || end == num || *end != '\n' || errno || v < 0 || v > 255)
+        return sw_error_set(SW_EIO, "%s/exit: malformed exit record", dir);
+    if (out->exited)
+        out->exit_code = (int)v;
+    else
+        out->signal = (int)v;
+    return SW_OK;
+}
+
+/* 1 and *out filled when `<dir>/exit` exists, 0 when it does not. */
+static int read_exit(const char *dir, sw_exit *out)
+{
+    char text[64];
+    int rc = read_small(dir, "exit", text, sizeof(text));
+
+    if (rc <= 0)
+        return rc;
+    rc = parse_exit(dir, text, out);
+    return rc < 0 ? rc : 1;
+}
+
+/* Takes a decimal int at *s: digits only, no sign, no leading zero. */
+static bool take_int(const char **s, long *out)
+{
+    const char *p = *s;
+    long v = 0;
+
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if ((v = v * 10 + (*p - '0')) > INT_MAX)
+            return false;
+    *s = p;
+    *out = v;
+    return true;
+}
+
+/* Parses a handle, "PID PGID": the supervisor (> 0) and the trial's
+ * process group (0 when nothing ran; never 1, init's). */
+static bool parse_handle(const char *s, pid_t *pid, pid_t *pgid)
+{
+    long a, b;
+
+    if (!take_int(&s, &a) || *s++ != ' ' || !take_int(&s, &b) || *s)
+        return false;
+    if (a == 0 || b == 1)
+        return false;
+    *pid = (pid_t)a;
+    *pgid = (pid_t)b;
+    return true;
+}
+
+/* Whether some supervisor still holds the lock on the attempt's pid
+ * file: a pid alone may have been reused, or name a zombie. */
+static bool watched(const char *dir)
+{
+    char path[PATH_MAX];
+    bool held;
+    int fd;
+
+    if (join(path, sizeof(path), dir, "pid") < 0)
+        return false;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    close(fd); /* also drops our lock, if we got it */
+    return held;
+}
+
+/* ---- the supervisor ---- */
+
+static void lose_supervisor(local *lx);
+
+/* Makes our end of the socket non-blocking and puts it and the pipe in
+ * the epoll set (level-triggered: readable while either is). */
+static int hook(local *lx)
+{
+    struct epoll_event e = {.events = EPOLLIN};
+    int flags = fcntl(lx->sock, F_GETFL), error;
+
+    if (flags < 0 || fcntl(lx->sock, F_SETFL, flags | O_NONBLOCK) < 0)
+        goto fail;
+    e.data.fd = lx->sock;
+    if (epoll_ctl(lx->epfd, EPOLL_CTL_ADD, lx->sock, &e) < 0)
+        goto fail;
+    e.data.fd = lx->events;
+    if (epoll_ctl(lx->epfd, EPOLL_CTL_ADD, lx->events, &e) < 0)
+        goto fail;
+    return SW_OK;
+fail:
+    error = sw_error_set(SW_ERROR, "local executor: %s", strerror(errno));
+    lose_supervisor(lx); /* it reads EOF and exits */
+    return error;
+}
+
+/* Forks a supervisor. */
 static int start_supervisor(local *lx)
 {
     int sv[2], ev[2];
@@ -103,23 +350,240 @@ static int start_supervisor(local *lx)
                             strerror(errno));
     }
     lx->supervisor = pid;
-    lx->alive = true;
     lx->sock = sv[0];
     lx->events = ev[0];
+    lx->got = 0;
+    return hook(lx);
+}
+
+/* Closes our ends of the socket and the pipe. Removed from the epoll set
+ * first: a forked child may keep them open, and epoll would still report
+ * them. */
+static void unhook(local *lx)
+{
+    if (lx->sock >= 0) {
+        epoll_ctl(lx->epfd, EPOLL_CTL_DEL, lx->sock, NULL);
+        close(lx->sock);
+    }
+    if (lx->events >= 0) {
+        epoll_ctl(lx->epfd, EPOLL_CTL_DEL, lx->events, NULL);
+        close(lx->events);
+    }
+    lx->sock = lx->events = -1;
+    lx->got = 0;
+}
+
+/* Reaps the supervisors seen to end, without waiting for any. */
+static void reap_dead(local *lx)
+{
+    size_t i = 0;
+    pid_t r;
+
+    while (i < lx->ndead) {
+        r = waitpid(lx->dead[i], NULL, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR))
+            i++;
+        else /* reaped, or not ours to reap */
+            lx->dead[i] = lx->dead[--lx->ndead];
+    }
+}
+
+/* ---- starts and ends ---- */
+
+/* Sends `sig` to the trial's process group, unless nothing ran or it has
+ * ended (its group id may be someone else's now). */
+static int signal_group(const attempt *a, int sig)
+{
+    char path[PATH_MAX];
+    int error;
+
+    if (a->pgid <= 1)
+        return SW_OK; /* nothing ran */
+    if (a->pgid == getpgrp())
+        return sw_error_set(
+            SW_EINVALID,
+            "attempt in '%s': its process group is the orchestrator's", a->dir);
+    if ((error = join(path, sizeof(path), a->dir, "exit")) < 0)
+        return error;
+    if (access(path, F_OK) == 0)
+        return SW_OK;
+    if (kill(-a->pgid, sig) < 0 && errno != ESRCH)
+        return sw_error_set(
+            SW_ERROR, "cannot signal the trial in '%s' (process group %d): %s",
+            a->dir, (int)a->pgid, strerror(errno));
     return SW_OK;
 }
 
-/* Lets the supervisor go: it exits once its trials have ended. */
-static void stop_supervisor(local *lx)
+/* Queues the end of running attempt `a` if it has come: SW_JOB_ENDED
+ * when its exit file says how, SW_JOB_LOST when nobody watches it (the
+ * lock also tells of our own supervisor failing to write the file). */
+static void check_end(local *lx, attempt *a)
 {
-    if (lx->sock < 0)
+    sw_exit e;
+    int rc = read_exit(a->dir, &e);
+
+    if (rc == 0 && watched(a->dir))
         return;
-    close(lx->sock);
-    close(lx->events);
-    if (lx->alive && waitpid(lx->supervisor, NULL, WNOHANG) == lx->supervisor)
-        lx->alive = false;
-    lx->sock = lx->events = -1;
+    if (rc == 0)
+        rc = read_exit(a->dir, &e); /* it may have ended meanwhile */
+    if (rc > 0)
+        emit(lx, SW_JOB_ENDED, a, NULL)->exit = e;
+    else if (rc == 0)
+        emit(lx, SW_JOB_LOST, a,
+             sw_aprintf("attempt in '%s' is lost: its supervisor (pid %d) "
+                        "ended without recording how the trial ended",
+                        a->dir, (int)a->pid));
+    else
+        emit(lx, SW_JOB_LOST, a, sw_strdup(sw_error_last()));
+    a->state = A_DONE;
 }
+
+/* `a` (pid and pgid set) has started: SW_JOB_STARTED, the cancel that
+ * came before, and a first look for its end (a program that could not be
+ * executed has ended already, and no byte on the pipe says so). */
+static void started(local *lx, attempt *a)
+{
+    a->state = A_RUNNING;
+    emit(lx, SW_JOB_STARTED, a, NULL);
+    if (a->cancel)
+        (void)signal_group(a, a->cancel); /* its end comes either way */
+    check_end(lx, a);
+}
+
+/* For an attempt whose start was not answered: it started if its pid
+ * file exists (written before the answer), then watched through that
+ * file. 1: started; 0: no pid file; < 0: the file is unusable. */
+static int start_from_pid_file(local *lx, attempt *a)
+{
+    char text[64];
+    size_t len;
+    int rc = read_small(a->dir, "pid", text, sizeof(text));
+
+    if (rc <= 0)
+        return rc;
+    len = strlen(text);
+    if (len > 0 && text[len - 1] == '\n')
+        text[--len] = '\0';
+    if (!parse_handle(text, &a->pid, &a->pgid))
+        return sw_error_set(SW_EIO, "%s/pid: malformed pid file", a->dir);
+    a->ours = false;
+    started(lx, a);
+    return 1;
+}
+
+/* Settles a launch whose supervisor died before answering it. */
+static void orphan(local *lx, attempt *a)
+{
+    int rc = start_from_pid_file(lx, a);
+
+    if (rc > 0)
+        return;
+    emit(lx, SW_JOB_START_FAILED, a,
+         rc < 0 ? sw_strdup(sw_error_last())
+                : sw_aprintf("local executor: the supervisor died before "
+                             "starting the attempt in '%s'",
+                             a->dir));
+    a->state = A_DONE;
+}
+
+/* Looks for the pid file of an attempt adopted without a handle; gives
+ * up when its folder is gone or, once timed, when SEEK_GRACE has passed. */
+static void seek(local *lx, attempt *a)
+{
+    struct stat st;
+    int rc = start_from_pid_file(lx, a);
+
+    if (rc < 0) {
+        emit(lx, SW_JOB_LOST, a, sw_strdup(sw_error_last()));
+        a->state = A_DONE;
+    }
+    if (rc != 0)
+        return;
+    if (stat(a->dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        !(a->timed && lx->now >= a->deadline))
+        return;
+    emit(lx, SW_JOB_NOT_STARTED, a, NULL);
+    a->state = A_DONE;
+}
+
+/* Our supervisor has died (EOF on its socket or pipe, or a write to it
+ * failed): stop listening, watch its attempts through their pid files,
+ * and settle the launches it did not answer. */
+static void lose_supervisor(local *lx)
+{
+    attempt *a;
+    size_t i;
+
+    if (lx->supervisor == 0)
+        return;
+    unhook(lx);
+    sw_grow(&lx->dead, &lx->deadcap, lx->ndead + 1, sizeof(*lx->dead));
+    lx->dead[lx->ndead++] = lx->supervisor;
+    lx->supervisor = 0;
+    reap_dead(lx);
+    for (i = 0; i < lx->n; i++)
+        lx->all[i]->ours = false;
+    while ((a = pop_pending(lx)) != NULL)
+        orphan(lx, a);
+}
+
+/* Answers the oldest launch awaiting its reply with reply `r`. */
+static void answer(local *lx, const sw_local__reply *r)
+{
+    attempt *a = pop_pending(lx);
+
+    if (!a)
+        return; /* nothing asked for it */
+    if (r->code < 0) {
+        emit(lx, SW_JOB_START_FAILED, a, sw_strndup(r->msg, sizeof(r->msg)));
+        a->state = A_DONE;
+        return;
+    }
+    a->pid = lx->supervisor;
+    a->pgid = (pid_t)r->pgid;
+    a->ours = true;
+    started(lx, a);
+}
+
+/* Reads what the socket holds, without blocking, and answers the
+ * launches whose replies are complete; EOF: the supervisor has died. */
+static void pump(local *lx)
+{
+    sw_local__reply r;
+    ssize_t n;
+
+    for (;;) {
+        n = read(lx->sock, lx->reply + lx->got, sizeof(lx->reply) - lx->got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        lx->got += (size_t)n;
+        if (lx->got == sizeof(lx->reply)) {
+            memcpy(&r, lx->reply, sizeof(r));
+            lx->got = 0;
+            answer(lx, &r);
+        }
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        lose_supervisor(lx);
+}
+
+/* Empties the event pipe (its bytes only wake us); EOF: the supervisor
+ * has died. */
+static void drain_events(local *lx)
+{
+    char sink[256];
+    ssize_t n;
+
+    do
+        n = read(lx->events, sink, sizeof(sink));
+    while (n > 0 || (n < 0 && errno == EINTR));
+    if (n == 0)
+        lose_supervisor(lx);
+}
+
+/* ---- launch() ---- */
 
 /* Appends "NAME=value" entries: the inherited environment with `add` on
  * top (same names replaced, the last addition winning). */
@@ -152,16 +616,18 @@ static void put_field(sw_buf *b, const char *s)
     sw_buf_put(b, s ? s : "", strlen(s ? s : "") + 1);
 }
 
-/* The request for launch `l`, after room for its 4-byte length; the
- * environment follows. */
+/* The request for launch `l` (local_internal.h), its length filled in.
+ * `resources` and `devices` are the engine's business here: the
+ * environment it passes already says which devices the trial may use. */
 static int make_request(sw_buf *b, const sw_launch *l)
 {
     size_t argc = 0, i;
+    uint32_t len;
     char num[24];
+    int error;
 
-    if (!l->argv || !l->argv[0] || !l->argv[0][0] || !l->dir)
-        return sw_error_set(SW_EINVALID, "local executor: %s",
-                            l->dir ? "empty command" : "no attempt folder");
+    if (!l->argv || !l->argv[0] || !l->argv[0][0])
+        return sw_error_set(SW_EINVALID, "local executor: empty command");
     if (!l->stdout_path || !l->stderr_path)
         return sw_error_set(SW_EINVALID, "local executor: no log path");
     for (; l->argv[argc]; argc++)
@@ -175,239 +641,249 @@ static int make_request(sw_buf *b, const sw_launch *l)
     put_field(b, num);
     for (i = 0; i < argc; i++)
         put_field(b, l->argv[i]);
+    if ((error = put_env(b, l->env)) < 0)
+        return error;
+    if (b->len - 4 > SW_LOCAL_MAX_REQUEST)
+        return sw_error_set(SW_EINVALID, "local executor: command and "
+                                         "environment too long");
+    len = (uint32_t)(b->len - 4);
+    memcpy(b->ptr, &len, 4);
     return SW_OK;
 }
 
-/* Sends a request and reads its reply; restarts a supervisor that died. */
-static int exchange(local *lx, const sw_buf *b, sw_local__reply *r)
+/* Writes a whole request, reading replies while the socket is full: the
+ * supervisor answers each request before it reads the next, so neither
+ * side may wait on the other. -1 when the supervisor has died. */
+static int send_request(local *lx, const char *p, size_t n)
+{
+    struct pollfd pfd;
+    ssize_t w;
+
+    while (n > 0) {
+        w = send(lx->sock, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        pfd.fd = lx->sock;
+        pfd.events = POLLIN | POLLOUT;
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            return -1;
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+            pump(lx);
+        if (lx->sock < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Sends the request of `a` to a living supervisor, starting one when
+ * none runs or the one found has died; START_FAILED when that fails. */
+static void deliver(local *lx, const sw_buf *b, attempt *a)
 {
     int tries;
 
+    sw_error_clear();
     for (tries = 0; tries < 2; tries++) {
-        if (lx->sock < 0) {
-            int error = start_supervisor(lx);
-            if (error)
-                return error;
+        if (lx->sock < 0 && start_supervisor(lx) < 0)
+            break;
+        if (send_request(lx, b->ptr, b->len) == 0) {
+            push_pending(lx, a);
+            return;
         }
-        if (sw_local__send(lx->sock, b->ptr, b->len) == 0 &&
-            sw_local__recv(lx->sock, r, sizeof(*r)) == 0)
-            return SW_OK;
-        stop_supervisor(lx); /* it died: the next try starts another */
+        lose_supervisor(lx); /* the next try starts another */
+        sw_error_set(SW_ERROR, "local executor: the supervisor does not "
+                               "answer");
     }
-    return sw_error_set(SW_ERROR, "local executor: the supervisor does not "
-                                  "answer");
+    emit(lx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()));
+    a->state = A_DONE;
 }
 
-static int local_launch(sw_executor *ex, const sw_launch *l, sw_job *job)
+/* Checks what launch() and adopt() are given: a key not in use, and a
+ * folder whose files' paths fit in PATH_MAX. */
+static int check_new(local *lx, const char *key, const char *dir)
+{
+    if (!key || !key[0])
+        return sw_error_set(SW_EINVALID, "local executor: no attempt key");
+    if (!dir || !dir[0])
+        return sw_error_set(SW_EINVALID, "local executor: no attempt folder");
+    if (strlen(dir) + sizeof("/exit.tmp") > PATH_MAX)
+        return sw_error_set(SW_EINVALID, "attempt folder '%s': path too long",
+                            dir);
+    if (find(lx, key))
+        return sw_error_set(
+            SW_EINVALID, "local executor: attempt '%s' is already in use", key);
+    return SW_OK;
+}
+
+static int local_launch(sw_executor *ex, const sw_launch *l)
 {
     local *lx = (local *)ex;
     sw_buf b = SW_BUF_INIT;
-    sw_local__reply r;
-    uint32_t envlen;
     int error;
 
-    if ((error = make_request(&b, l)) < 0 || (error = put_env(&b, l->env)) < 0)
+    if ((error = check_new(lx, l->key, l->dir)) < 0 ||
+        (error = make_request(&b, l)) < 0)
         goto done;
-    if (b.len - 4 > SW_LOCAL_MAX_REQUEST) {
-        error = sw_error_set(SW_EINVALID, "local executor: command and "
-                                          "environment too long");
-        goto done;
-    }
-    envlen = (uint32_t)(b.len - 4);
-    memcpy(b.ptr, &envlen, 4);
-    if ((error = exchange(lx, &b, &r)) < 0)
-        goto done;
-    if (r.code < 0) {
-        r.msg[sizeof(r.msg) - 1] = '\0';
-        error = sw_error_set(r.code, "%s", r.msg);
-        goto done;
-    }
-    job->pid = lx->supervisor;
-    job->pgid = r.pgid;
-    job->dir = l->dir;
+    deliver(lx, &b, add(lx, l->key, l->dir, A_PENDING));
 done:
     sw_buf_dispose(&b);
+    sweep(lx);
     return error;
 }
 
-/* ---- check() and cancel() ---- */
+/* ---- the rest of the interface ---- */
 
-static int join(char *buf, size_t n, const char *dir, const char *name)
-{
-    int len = snprintf(buf, n, "%s/%s", dir, name);
-
-    if (len < 0 || (size_t)len >= n)
-        return sw_error_set(SW_EINVALID, "attempt folder '%s': path too long",
-                            dir);
-    return SW_OK;
-}
-
-static int parse_exit(const char *path, const char *s, sw_exit *out)
-{
-    const char *num = NULL;
-    char *end;
-    long v;
-
-    memset(out, 0, sizeof(*out));
-    if (strncmp(s, "exit ", 5) == 0) {
-        out->exited = true;
-        num = s + 5;
-    } else if (strncmp(s, "signal ", 7) == 0) {
-        num = s + 7;
-    }
-    errno = 0;
-    v = num ? strtol(num, &end, 10) : 0;
-    if (!num || end == num || *end != '\n' || errno || v < 0 || v > 255)
-        return sw_error_set(SW_EIO, "%s: malformed exit record", path);
-    if (out->exited)
-        out->exit_code = (int)v;
-    else
-        out->signal = (int)v;
-    return SW_OK;
-}
-
-/* 1 and *out filled when `<dir>/exit` exists, 0 when it does not. */
-static int read_exit(const char *dir, sw_exit *out)
-{
-    char path[PATH_MAX], text[64];
-    ssize_t n;
-    int fd, error;
-
-    if ((error = join(path, sizeof(path), dir, "exit")) < 0)
-        return error;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        return 0;
-    if (fd < 0)
-        return sw_error_set(SW_EIO, "cannot open '%s': %s", path,
-                            strerror(errno));
-    do
-        n = read(fd, text, sizeof(text) - 1);
-    while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n < 0)
-        return sw_error_set(SW_EIO, "cannot read '%s': %s", path,
-                            strerror(errno));
-    text[n] = '\0';
-    error = parse_exit(path, text, out);
-    return error < 0 ? error : 1;
-}
-
-/* Whether some supervisor still holds the lock on the attempt's pid
- * file: a pid alone may have been reused, or name a zombie. */
-static int watched(const sw_job *job)
-{
-    char path[PATH_MAX];
-    int fd, error, alive;
-
-    if ((error = join(path, sizeof(path), job->dir, "pid")) < 0)
-        return error;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    alive = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd); /* also drops our lock, if we got it */
-    return alive;
-}
-
-/* Whether the attempt is still watched by a living supervisor: ours is
- * asked cheaply; another's (or ours, dead) by the lock it held. */
-static int supervised(local *lx, const sw_job *job)
-{
-    pid_t r;
-
-    if ((pid_t)job->pid == lx->supervisor && lx->alive) {
-        do
-            r = waitpid(lx->supervisor, NULL, WNOHANG);
-        while (r < 0 && errno == EINTR);
-        if (r == 0)
-            return 1;
-        lx->alive = false;
-        stop_supervisor(lx); /* its event pipe is at EOF: stop polling it;
-                                the next launch starts another */
-    }
-    return watched(job);
-}
-
-static int check_job(const sw_job *job)
-{
-    if (!job || !job->dir || job->pid <= 0 || job->pgid < 0 || job->pgid == 1 ||
-        job->pid > INT_MAX || job->pgid > INT_MAX)
-        return sw_error_set(SW_EINVALID, "local executor: not a local job");
-    return SW_OK;
-}
-
-static int local_check(sw_executor *ex, const sw_job *job, sw_exit *out)
+/* With a handle, the engine already knows the attempt started: nothing
+ * is queued until its end (SW_JOB_ENDED or SW_JOB_LOST). Without one,
+ * SW_JOB_STARTED (the handle read from its pid file) or, when the folder
+ * is gone or no pid file appears within SEEK_GRACE of process() time,
+ * SW_JOB_NOT_STARTED comes first. SW_EINVALID for a malformed handle. */
+static int local_adopt(sw_executor *ex, const char *key, const char *dir,
+                       const char *handle)
 {
     local *lx = (local *)ex;
-    int rc;
-
-    if ((rc = check_job(job)) < 0)
-        return rc;
-    rc = read_exit(job->dir, out);
-    if (rc == 0 && (rc = supervised(lx, job)) > 0)
-        return 0;
-    if (rc == 0)
-        rc = read_exit(job->dir, out); /* it may have ended meanwhile */
-    if (rc == 0)
-        return sw_error_set(SW_ENOTFOUND,
-                            "attempt in '%s' is lost: its supervisor (pid "
-                            "%lld) ended without recording how the trial "
-                            "ended",
-                            job->dir, (long long)job->pid);
-    return rc;
-}
-
-static int local_cancel(sw_executor *ex, const sw_job *job, bool force)
-{
-    char path[PATH_MAX];
+    pid_t pid = 0, pgid = 0;
+    attempt *a;
     int error;
 
-    (void)ex;
-    if ((error = check_job(job)) < 0 ||
-        (error = join(path, sizeof(path), job->dir, "exit")) < 0)
+    if ((error = check_new(lx, key, dir)) < 0)
         return error;
-    if (job->pgid == 0)
-        return SW_OK; /* nothing ran */
-    if ((pid_t)job->pgid == getpgrp())
-        return sw_error_set(
-            SW_EINVALID,
-            "attempt in '%s': its process group is the orchestrator's",
-            job->dir);
-    if (access(path, F_OK) == 0)
-        return SW_OK; /* ended: its group id may belong to others now */
-    if (kill(-(pid_t)job->pgid, force ? SIGKILL : SIGTERM) < 0 &&
-        errno != ESRCH)
-        return sw_error_set(
-            SW_ERROR,
-            "cannot signal the trial in '%s' (process group %lld): %s",
-            job->dir, (long long)job->pgid, strerror(errno));
+    if (handle && !parse_handle(handle, &pid, &pgid))
+        return sw_error_set(SW_EINVALID,
+                            "local executor: '%s' is not a local job handle "
+                            "(\"SUPERVISOR_PID TRIAL_PGID\")",
+                            handle);
+    a = add(lx, key, dir, handle ? A_RUNNING : A_SEEKING);
+    a->pid = pid;
+    a->pgid = pgid;
+    if (!handle)
+        seek(lx, a);
+    sweep(lx);
     return SW_OK;
 }
 
-/* ---- the executor ---- */
-
-/* Readable when an attempt this executor launched may have ended: the
- * engine reads and discards every byte (non-blocking), then calls check()
- * on its running jobs. Attempts adopted from an earlier orchestrator send
- * nothing here: poll those on a tick. At end of file the supervisor has
- * died; the check() that finds it so stops this descriptor (-1). */
-static int local_wait_fd(sw_executor *ex)
+/* Before the start is known, the cancel waits for it (a forced one wins
+ * over a gentle one). */
+static int local_cancel(sw_executor *ex, const char *key, bool force)
 {
-    return ((local *)ex)->events;
+    local *lx = (local *)ex;
+    attempt *a = key ? find(lx, key) : NULL;
+    int sig = force ? SIGKILL : SIGTERM;
+
+    if (!a)
+        return sw_error_set(SW_ENOTFOUND, "local executor: no attempt '%s'",
+                            key ? key : "");
+    if (a->state == A_RUNNING)
+        return signal_group(a, sig);
+    if (a->cancel != SIGKILL)
+        a->cancel = sig;
+    return SW_OK;
 }
 
+/* Readable while the supervisor's socket or pipe is (a reply, an ended
+ * attempt, or its death); never changes. */
+static int local_fd(sw_executor *ex)
+{
+    return ((local *)ex)->epfd;
+}
+
+static double earliest(double w, double t)
+{
+    return w == 0 || t < w ? t : w;
+}
+
+/* Due now when events wait; else the next poll of an attempt that our
+ * living supervisor does not watch, or of a pid file being sought. */
+static double local_next_wake(sw_executor *ex)
+{
+    local *lx = (local *)ex;
+    double w = 0, t;
+    size_t i;
+
+    if (lx->qhead < lx->qn)
+        return lx->now > 0 ? lx->now : 1e-9; /* 0 would mean "never" */
+    for (i = 0; i < lx->n; i++) {
+        attempt *a = lx->all[i];
+
+        if (a->state == A_SEEKING) {
+            t = lx->now + SEEK_POLL;
+            w = earliest(w, a->timed && a->deadline < t ? a->deadline : t);
+        } else if (a->state == A_RUNNING && !a->ours) {
+            w = earliest(w, lx->now + WATCH_POLL);
+        }
+    }
+    return w;
+}
+
+static int local_process(sw_executor *ex, double now)
+{
+    local *lx = (local *)ex;
+    size_t i;
+
+    lx->now = now;
+    reap_dead(lx);
+    if (lx->sock >= 0)
+        pump(lx);
+    if (lx->events >= 0)
+        drain_events(lx);
+    for (i = 0; i < lx->n; i++) {
+        attempt *a = lx->all[i];
+
+        if (a->state == A_SEEKING && !a->timed) {
+            a->timed = true;
+            a->deadline = now + SEEK_GRACE;
+        }
+        if (a->state == A_SEEKING)
+            seek(lx, a);
+        else if (a->state == A_RUNNING)
+            check_end(lx, a);
+    }
+    sweep(lx);
+    return SW_OK;
+}
+
+static int local_next_event(sw_executor *ex, sw_job_event *out)
+{
+    local *lx = (local *)ex;
+
+    if (lx->qhead == lx->qn)
+        return 0;
+    *out = lx->queue[lx->qhead++];
+    return 1;
+}
+
+/* Lets the supervisor go: at EOF on its socket it keeps watching its
+ * trials and exits after the last one. */
 static void local_free(sw_executor *ex)
 {
     local *lx = (local *)ex;
+    size_t i;
 
-    stop_supervisor(lx);
+    unhook(lx);
+    if (lx->supervisor > 0)
+        waitpid(lx->supervisor, NULL, WNOHANG);
+    reap_dead(lx);
+    for (i = 0; i < lx->n; i++)
+        free_attempt(lx->all[i]);
+    for (i = lx->qhead; i < lx->qn; i++)
+        sw_job_event_dispose(&lx->queue[i]);
+    if (lx->epfd >= 0)
+        close(lx->epfd);
+    free(lx->all);
+    free(lx->fifo);
+    free(lx->queue);
+    free(lx->dead);
     free(lx);
 }
 
 static const sw_executor_methods local_methods = {
-    SW_EXECUTOR_VERSION, "local",       local_launch, local_check,
-    local_cancel,        local_wait_fd, local_free,
+    SW_EXECUTOR_VERSION, "local",    local_launch,    local_adopt,
+    local_cancel,        local_fd,   local_next_wake, local_process,
+    local_next_event,    local_free,
 };
 
 /* Makes a local executor and its supervisor process. Make executors before
@@ -417,12 +893,18 @@ int sw_executor_local_new(sw_executor **out)
     local *lx = sw_calloc(1, sizeof(*lx));
     int error;
 
+    lx->base.methods = &local_methods;
     lx->sock = lx->events = -1;
-    if ((error = start_supervisor(lx)) < 0) {
-        free(lx);
+    lx->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (lx->epfd < 0)
+        error = sw_error_set(SW_ERROR, "local executor: epoll: %s",
+                             strerror(errno));
+    else
+        error = start_supervisor(lx);
+    if (error < 0) {
+        local_free(&lx->base);
         return error;
     }
-    lx->base.methods = &local_methods;
     *out = &lx->base;
     return SW_OK;
 }

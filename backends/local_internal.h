@@ -3,14 +3,15 @@
  * orchestrator's side (local.c) and the supervisor process that starts
  * and watches trials (local_supervisor.c), and the messages between them.
  *
- * The orchestrator writes a launch request on a stream socket and reads
- * one reply; the supervisor writes one byte to the event pipe each time
- * an attempt ends, to wake the orchestrator.
+ * The orchestrator writes launch requests on a stream socket without
+ * waiting for their replies; the supervisor serves them one at a time
+ * and answers each with one reply, in order. It writes one byte to the
+ * event pipe each time an attempt ends, to wake the orchestrator; its
+ * death shows as end of file on both.
  */
 #ifndef SW_LOCAL_INTERNAL_H
 #define SW_LOCAL_INTERNAL_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 /* A launch request: a 4-byte length, then NUL-terminated strings:
@@ -26,12 +27,6 @@ typedef struct {
                       program could not be executed: exit 127 recorded) */
     char msg[512]; /* the error message when code < 0 */
 } sw_local__reply;
-
-/* Writes all of buf to a socket, never raising SIGPIPE; -1 with errno
- * on failure. */
-int sw_local__send(int fd, const void *buf, size_t n);
-/* Reads exactly n bytes; 0 on success, -1 on error or end of stream. */
-int sw_local__recv(int fd, void *buf, size_t n);
 
 /* The supervisor's main loop: serves requests on `sock`, reports ends on
  * `events`, and exits when the orchestrator has gone and no trial is

@@ -7,11 +7,16 @@
  * starts each trial with posix_spawn (no copy of its memory: vfork and
  * exec), in a process group of its own, and keeps two files in the
  * attempt's folder:
- *   pid   "SUPERVISOR_PID TRIAL_PGID\n", renamed into place before the
- *         launch is answered, and flock()ed for as long as the attempt
- *         runs, so any process can tell whether it is still watched;
+ *   pid   "SUPERVISOR_PID TRIAL_PGID\n" (the job handle, with a
+ *         newline), renamed into place before the launch is answered, and
+ *         flock()ed for as long as the attempt runs, so any process can
+ *         tell whether it is still watched;
  *   exit  "exit N\n" or "signal N\n", renamed into place when the trial
- *         ends, before it is reaped.
+ *         ends, before it is reaped. When the program cannot be executed
+ *         there is no trial: "exit 127\n" is written first, then a pid
+ *         file with group 0, so whoever sees that pid file sees the end.
+ * Requests are served one at a time, each answered by one reply, in
+ * order; the orchestrator reads the replies when it can.
  * When a trial ends, what is left of its process group is killed while
  * the unreaped leader still pins the group id, so an ended attempt leaves
  * nothing running and its group id is never signalled after the exit file
@@ -34,6 +39,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -62,6 +68,43 @@ typedef struct {
     char **envp;
 } request;
 
+/* Writes all of buf to a socket, never raising SIGPIPE; -1 with errno
+ * on failure. */
+static int send_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    ssize_t w;
+
+    while (n > 0) {
+        w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads exactly n bytes; 0 on success, -1 on error or end of stream. */
+static int recv_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    ssize_t r;
+
+    while (n > 0) {
+        r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
 static int reply(supervisor *s, int code, int64_t pgid, const char *msg)
 {
     sw_local__reply r;
@@ -71,7 +114,7 @@ static int reply(supervisor *s, int code, int64_t pgid, const char *msg)
     r.pgid = pgid;
     if (msg)
         snprintf(r.msg, sizeof(r.msg), "%s", msg);
-    return sw_local__send(s->sock, &r, sizeof(r));
+    return send_all(s->sock, &r, sizeof(r));
 }
 
 static int fail(supervisor *s, int code, const char *fmt, ...) SW_PRINTF(3, 4);
@@ -252,8 +295,8 @@ static void launch(supervisor *s, const request *r)
     if (rc != 0) { /* nothing runs: it ended as a shell's 127 would */
         exec_failed(err, r->argv[0], rc);
         snprintf(line, sizeof(line), "%d 0\n", (int)getpid());
-        if (put_file(dirfd, "pid", line, false) < 0 ||
-            put_file(dirfd, "exit", "exit 127\n", false) < 0)
+        if (put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
+            put_file(dirfd, "pid", line, false) < 0)
             fail(s, SW_EIO, "cannot write in '%s': %s", r->dir,
                  strerror(errno));
         else
@@ -287,12 +330,12 @@ static bool serve(supervisor *s)
     char *buf;
     request r;
 
-    if (sw_local__recv(s->sock, &len, sizeof(len)) < 0)
+    if (recv_all(s->sock, &len, sizeof(len)) < 0)
         return false;
     if (len == 0 || len > SW_LOCAL_MAX_REQUEST)
         return false;
     buf = sw_malloc(len);
-    if (sw_local__recv(s->sock, buf, len) < 0) {
+    if (recv_all(s->sock, buf, len) < 0) {
         free(buf);
         return false;
     }

@@ -1,12 +1,16 @@
 /*
  * test_local.c - the local executor with real processes: exit codes and
  * signals recorded, argv passed literally (never through a shell), the
- * environment, working directory and logs a trial gets, cancel of the
- * whole process group, and re-adoption of an attempt by a new executor
- * after the process that launched it was killed.
+ * environment, working directory and logs a trial gets, launches
+ * answered by events, cancel of the whole process group (also before the
+ * start is known), supervisors that die, adoption by a new executor
+ * after the process that launched an attempt was killed (with its handle,
+ * or without one), and the factory.
  *
  * Each test works in a fresh mkdtemp() folder; trials are /bin/sh
- * scripts, so no helper program is needed.
+ * scripts, so no helper program is needed. Events are waited for as the
+ * engine's loop does: poll() on fd() until next_wake(), then process(),
+ * always bounded by a deadline.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +20,6 @@
 
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,13 +42,21 @@
 #define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 /* clang-format on */
 
+#define WAIT_S 10.0 /* the longest any event may take */
+
+#define MAX_ATTEMPTS 8
+
 typedef struct {
     char root[64];
-    char dir[PATH_MAX]; /* the last attempt's folder */
+    char dirs[MAX_ATTEMPTS][PATH_MAX]; /* each attempt's folder */
+    char keys[MAX_ATTEMPTS][32];       /* and key */
+    const char *dir, *key;             /* the last attempt's */
     char out[PATH_MAX];
     char err[PATH_MAX];
     int attempts;
     sw_executor *ex;
+    char handle[64]; /* the last SW_JOB_STARTED's, and what it says */
+    long pid, pgid;
 } fixture;
 
 static void sleep_ms(int ms)
@@ -53,6 +64,14 @@ static void sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 
     nanosleep(&ts, NULL);
+}
+
+static double clock_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int setup(void **state)
@@ -80,14 +99,22 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A fresh attempt folder, and a launch of argv in it. */
+/* A fresh attempt folder and key, and a launch of argv in it (the
+ * strings stay valid until the test ends). */
 static sw_launch next_attempt(fixture *f, char *const *argv)
 {
+    char dir[PATH_MAX];
     sw_launch l;
 
-    snprintf(f->dir, sizeof(f->dir), "%s/attempt-%d", f->root, ++f->attempts);
+    assert_true(f->attempts < MAX_ATTEMPTS);
+    f->dir = f->dirs[f->attempts];
+    f->key = f->keys[f->attempts++];
+    snprintf(dir, sizeof(dir), "%s/attempt-%d", f->root, f->attempts);
+    memcpy(f->dirs[f->attempts - 1], dir, sizeof(dir));
+    snprintf(f->keys[f->attempts - 1], 32, "run-%d", f->attempts);
     assert_int_equal(mkdir(f->dir, 0755), 0);
     memset(&l, 0, sizeof(l));
+    l.key = f->key;
     l.argv = argv;
     l.dir = f->dir;
     l.stdout_path = f->out;
@@ -95,41 +122,114 @@ static sw_launch next_attempt(fixture *f, char *const *argv)
     return l;
 }
 
-/* Polls check() (woken by wait_fd) until the attempt ends or is lost. */
-static int wait_end(sw_executor *ex, const sw_job *job, sw_exit *out)
+/* Waits up to `seconds` for the next event as the engine's loop does:
+ * 1 and *ev filled, 0 when none came, < 0 when process() failed. Asserts
+ * nothing, so a forked child may use it. */
+static int poll_event(sw_executor *ex, sw_job_event *ev, double seconds)
 {
-    struct pollfd p = {sw_executor_wait_fd(ex), POLLIN, 0};
-    char sink[64];
-    ssize_t n;
-    int i, rc = 0;
+    double deadline = clock_s() + seconds, now, wake;
+    struct pollfd p;
+    int rc;
 
-    for (i = 0; i < 1000; i++) { /* 20 s at most */
-        rc = sw_executor_check(ex, job, out);
-        if (rc != 0)
+    while (sw_executor_next_event(ex, ev) == 0) {
+        now = clock_s();
+        if (now >= deadline)
+            return 0;
+        wake = sw_executor_next_wake(ex);
+        if (wake <= 0 || wake > deadline)
+            wake = deadline;
+        p.fd = sw_executor_fd(ex);
+        p.events = POLLIN;
+        p.revents = 0;
+        poll(&p, p.fd >= 0 ? 1 : 0,
+             wake > now ? (int)((wake - now) * 1000) + 1 : 0);
+        if ((rc = sw_executor_process(ex, clock_s())) < 0)
             return rc;
-        p.fd = sw_executor_wait_fd(ex);
-        if (p.fd < 0) {
-            poll(NULL, 0, 20);
-            continue;
-        }
-        if (poll(&p, 1, 20) <= 0)
-            continue;
-        while ((n = read(p.fd, sink, sizeof(sink))) > 0)
-            ;
-        if (n == 0) /* the supervisor is gone: nothing will wake us */
-            poll(NULL, 0, 20);
     }
-    return rc;
+    return 1;
+}
+
+static const char *kind_name(sw_job_event_kind k)
+{
+    static const char *const names[] = {"STARTED", "START_FAILED",
+                                        "NOT_STARTED", "ENDED", "LOST"};
+
+    return names[k];
+}
+
+/* Waits for the next event, which must be `kind` about `key`; the caller
+ * disposes of it. */
+static sw_job_event expect(sw_executor *ex, const char *key,
+                           sw_job_event_kind kind)
+{
+    sw_job_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    if (poll_event(ex, &ev, WAIT_S) != 1)
+        fail_msg("no event for '%s' within %g s", key, WAIT_S);
+    if (ev.kind != kind)
+        fail_msg("'%s': %s, not %s (%s)", ev.key, kind_name(ev.kind),
+                 kind_name(kind), ev.message ? ev.message : "");
+    assert_string_equal(ev.key, key);
+    return ev;
+}
+
+/* Reads a handle, "PID PGID". */
+static void split_handle(const char *h, long *pid, long *pgid)
+{
+    char *end;
+
+    *pid = strtol(h, &end, 10);
+    assert_true(*end == ' ');
+    *pgid = strtol(end + 1, &end, 10);
+    assert_true(*end == '\0');
+}
+
+/* Waits for SW_JOB_STARTED about `key`; f->handle, pid and pgid get it. */
+static void expect_started(fixture *f, const char *key)
+{
+    sw_job_event ev = expect(f->ex, key, SW_JOB_STARTED);
+
+    assert_non_null(ev.handle);
+    assert_null(ev.message);
+    snprintf(f->handle, sizeof(f->handle), "%s", ev.handle);
+    split_handle(ev.handle, &f->pid, &f->pgid);
+    sw_job_event_dispose(&ev);
+}
+
+static sw_exit expect_ended(fixture *f, const char *key)
+{
+    sw_job_event ev = expect(f->ex, key, SW_JOB_ENDED);
+    sw_exit e = ev.exit;
+
+    sw_job_event_dispose(&ev);
+    return e;
+}
+
+/* Waits for a failed start, lost attempt, ...; returns its message. */
+static char *expect_message(fixture *f, const char *key, sw_job_event_kind kind)
+{
+    static char msg[1024];
+    sw_job_event ev = expect(f->ex, key, kind);
+
+    assert_non_null(ev.message);
+    snprintf(msg, sizeof(msg), "%s", ev.message);
+    sw_job_event_dispose(&ev);
+    return msg;
+}
+
+static void expect_quiet(fixture *f, double seconds)
+{
+    sw_job_event ev;
+
+    assert_int_equal(poll_event(f->ex, &ev, seconds), 0);
 }
 
 static sw_exit run(fixture *f, const sw_launch *l)
 {
-    sw_job job;
-    sw_exit e;
-
-    assert_int_equal(sw_executor_launch(f->ex, l, &job), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
-    return e;
+    assert_int_equal(sw_executor_launch(f->ex, l), 0);
+    expect_started(f, l->key);
+    return expect_ended(f, l->key);
 }
 
 static char *slurp(const char *path)
@@ -142,6 +242,17 @@ static char *slurp(const char *path)
         close(fd);
     buf[n > 0 ? n : 0] = '\0';
     return buf;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX + 16];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    assert_non_null(fp = fopen(path, "w"));
+    fputs(text, fp);
+    fclose(fp);
 }
 
 /* Waits until `path` holds a complete line; returns it. */
@@ -176,6 +287,16 @@ static bool proc_gone(long pid)
         sleep_ms(10);
     }
     return false;
+}
+
+/* Running now: neither gone nor a zombie. */
+static bool proc_alive(long pid)
+{
+    char path[64], *s;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    s = strrchr(slurp(path), ')');
+    return kill((pid_t)pid, 0) == 0 && s && s[2] != 'Z' && s[2] != 'X';
 }
 
 static void test_exit_codes(void **state)
@@ -223,7 +344,6 @@ static void test_env_additions(void **state)
               NULL));
     char *env[] = {"SW_TEST_A=1", "HOME=/nowhere", "SW_TEST_B=x=y",
                    "SW_TEST_A=2", NULL};
-    sw_job job;
 
     l.env = env;
     assert_int_equal(run(f, &l).exit_code, 0);
@@ -233,8 +353,9 @@ static void test_env_additions(void **state)
     env[1] = "NOEQUALS";
     l = next_attempt(f, SH("true", NULL));
     l.env = env;
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EINVALID);
+    assert_int_equal(sw_executor_launch(f->ex, &l), SW_EINVALID);
     assert_non_null(strstr(sw_error_last(), "NOEQUALS"));
+    expect_quiet(f, 0.05); /* refused: no event follows */
 }
 
 static void test_cwd(void **state)
@@ -242,7 +363,6 @@ static void test_cwd(void **state)
     fixture *f = *state;
     char work[PATH_MAX], real[PATH_MAX], want[PATH_MAX + 1];
     sw_launch l = next_attempt(f, SH("pwd -P", NULL));
-    sw_job job;
 
     snprintf(work, sizeof(work), "%s/work", f->root);
     assert_int_equal(mkdir(work, 0755), 0);
@@ -254,8 +374,9 @@ static void test_cwd(void **state)
 
     l = next_attempt(f, SH("true", NULL));
     l.cwd = "/nonexistent/sweep-cwd";
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EIO);
-    assert_non_null(strstr(sw_error_last(), "/nonexistent/sweep-cwd"));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_START_FAILED),
+                           "/nonexistent/sweep-cwd"));
 }
 
 static void test_logs_appended_across_attempts(void **state)
@@ -275,8 +396,12 @@ static void test_missing_program(void **state)
     fixture *f = *state;
     sw_launch l = next_attempt(
         f, (char *const[]){"sweep-no-such-program", "--lr", "0.1", NULL});
-    sw_exit e = run(f, &l);
+    sw_exit e;
 
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    assert_int_equal(f->pgid, 0); /* nothing ran */
+    e = expect_ended(f, l.key);
     assert_true(e.exited);
     assert_int_equal(e.exit_code, 127);
     assert_string_equal(slurp(f->err),
@@ -288,78 +413,119 @@ static void test_launch_errors(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, SH("true", NULL));
-    sw_job job;
 
     run(f, &l); /* the folder now holds an attempt */
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EINVALID);
-    assert_non_null(strstr(sw_error_last(), f->dir));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_non_null(
+        strstr(expect_message(f, l.key, SW_JOB_START_FAILED), f->dir));
 
     l.dir = "/nonexistent/sweep-dir";
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EIO);
-    assert_non_null(strstr(sw_error_last(), "/nonexistent/sweep-dir"));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_START_FAILED),
+                           "/nonexistent/sweep-dir"));
 
     l = next_attempt(f, SH("true", NULL));
     l.stdout_path = "/nonexistent/out.log";
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EIO);
-    assert_non_null(strstr(sw_error_last(), "/nonexistent/out.log"));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_START_FAILED),
+                           "/nonexistent/out.log"));
 
     l.stdout_path = f->out;
     l.argv = (char *const[]){NULL};
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), SW_EINVALID);
+    assert_int_equal(sw_executor_launch(f->ex, &l), SW_EINVALID);
+    l.argv = SH("true", NULL);
+    l.key = NULL;
+    assert_int_equal(sw_executor_launch(f->ex, &l), SW_EINVALID);
+    l.key = f->key;
+    l.dir = NULL;
+    assert_int_equal(sw_executor_launch(f->ex, &l), SW_EINVALID);
+    expect_quiet(f, 0.05);
 }
 
 static void test_pid_file(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, SH("true", NULL));
-    char path[PATH_MAX + 8], want[64];
-    sw_job job;
-    sw_exit e;
+    char path[PATH_MAX + 8], want[80];
 
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
-    assert_true(job.pid > 0 && job.pgid > 0 && job.pid != job.pgid);
-    assert_string_equal(job.dir, f->dir);
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    assert_true(f->pid > 0 && f->pgid > 0 && f->pid != f->pgid);
     snprintf(path, sizeof(path), "%s/pid", f->dir);
-    snprintf(want, sizeof(want), "%lld %lld\n", (long long)job.pid,
-             (long long)job.pgid);
+    snprintf(want, sizeof(want), "%s\n", f->handle);
     assert_string_equal(slurp(path), want);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, true), 0); /* ended */
+    expect_ended(f, l.key);
+    /* ended: the key is forgotten */
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, true), SW_ENOTFOUND);
 }
 
-static void test_wait_fd_wakes(void **state)
+static void test_fd_wakes(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, SH("sleep 0.2", NULL));
-    struct pollfd p = {sw_executor_wait_fd(f->ex), POLLIN, 0};
-    char sink[64];
-    sw_job job;
-    sw_exit e;
+    struct pollfd p = {sw_executor_fd(f->ex), POLLIN, 0};
     int rc;
 
     assert_true(p.fd >= 0);
-    while (read(p.fd, sink, sizeof(sink)) > 0)
-        ;
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
-    assert_int_equal(sw_executor_check(f->ex, &job, &e), 0);
-    do /* SIGCHLD itself interrupts poll(): the byte is then waiting */
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    /* our supervisor watches it: nothing to poll, fd() tells the end */
+    assert_true(sw_executor_next_wake(f->ex) == 0);
+    assert_int_equal(sw_executor_fd(f->ex), p.fd);
+    do
         rc = poll(&p, 1, 10000);
     while (rc < 0 && errno == EINTR);
     assert_int_equal(rc, 1);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
-    assert_int_equal(e.exit_code, 0);
+    assert_int_equal(expect_ended(f, l.key).exit_code, 0);
+    assert_true(sw_executor_next_wake(f->ex) == 0);
+}
+
+static void test_same_key_refused(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(f, (char *const[]){"sleep", "30", NULL});
+    sw_launch again = next_attempt(f, SH("true", NULL));
+
+    again.key = l.key;
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_int_equal(sw_executor_launch(f->ex, &again), SW_EINVALID);
+    assert_non_null(strstr(sw_error_last(), l.key));
+    assert_int_equal(sw_executor_adopt(f->ex, l.key, again.dir, NULL),
+                     SW_EINVALID);
+    expect_started(f, l.key);
+    assert_int_equal(sw_executor_launch(f->ex, &again), SW_EINVALID);
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, true), 0);
+    assert_int_equal(expect_ended(f, l.key).signal, SIGKILL);
+    /* forgotten after its end: the key may name a new attempt */
+    assert_int_equal(run(f, &again).exit_code, 0);
 }
 
 static void test_cancel_term(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, (char *const[]){"sleep", "30", NULL});
-    sw_job job;
     sw_exit e;
 
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, false), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, false), 0);
+    e = expect_ended(f, l.key);
+    assert_false(e.exited);
+    assert_int_equal(e.signal, SIGTERM);
+    assert_int_equal(sw_executor_cancel(f->ex, "no-such-run", false),
+                     SW_ENOTFOUND);
+}
+
+static void test_cancel_before_started(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(f, (char *const[]){"sleep", "30", NULL});
+    sw_exit e;
+
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, false), 0);
+    expect_started(f, l.key); /* the cancel is applied now */
+    e = expect_ended(f, l.key);
     assert_false(e.exited);
     assert_int_equal(e.signal, SIGTERM);
 }
@@ -369,16 +535,15 @@ static void test_cancel_force(void **state)
     fixture *f = *state;
     sw_launch l = next_attempt(
         f, SH("trap '' TERM; echo ready; while :; do sleep 1; done", NULL));
-    sw_job job;
     sw_exit e;
 
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
     await_line(f->out);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, false), 0);
-    sleep_ms(200);
-    assert_int_equal(sw_executor_check(f->ex, &job, &e), 0);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, true), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, false), 0);
+    expect_quiet(f, 0.2); /* TERM is ignored */
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, true), 0);
+    e = expect_ended(f, l.key);
     assert_false(e.exited);
     assert_int_equal(e.signal, SIGKILL);
 }
@@ -387,16 +552,14 @@ static void test_cancel_kills_the_group(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, SH("sleep 30 & echo $!; wait", NULL));
-    sw_job job;
-    sw_exit e;
     long grandchild;
 
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
     grandchild = strtol(await_line(f->out), NULL, 10);
     assert_true(grandchild > 0);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, false), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
-    assert_int_equal(e.signal, SIGTERM);
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, false), 0);
+    assert_int_equal(expect_ended(f, l.key).signal, SIGTERM);
     assert_true(proc_gone(grandchild));
 }
 
@@ -415,25 +578,53 @@ static void test_supervisor_killed_is_lost(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(f, (char *const[]){"sleep", "30", NULL});
-    sw_job job;
-    sw_exit e;
 
-    assert_int_equal(sw_executor_launch(f->ex, &l, &job), 0);
-    assert_int_equal(kill((pid_t)job.pid, SIGKILL), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), SW_ENOTFOUND);
-    assert_non_null(strstr(sw_error_last(), f->dir));
-    assert_false(proc_gone(job.pgid)); /* the orphaned trial still runs */
-    assert_int_equal(sw_executor_cancel(f->ex, &job, true), 0);
-    assert_true(proc_gone(job.pgid));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    assert_int_equal(kill((pid_t)f->pid, SIGKILL), 0);
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_LOST), f->dir));
+    assert_true(proc_alive(f->pgid)); /* the orphaned trial still runs */
+    assert_int_equal(kill(-(pid_t)f->pgid, SIGKILL), 0);
+    assert_true(proc_gone(f->pgid));
+    /* the next launch starts another supervisor */
+    l = next_attempt(f, SH("exit 5", NULL));
+    assert_int_equal(run(f, &l).exit_code, 5);
+}
+
+static void test_supervisor_dies_before_replying(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(f, SH("true", NULL)), with_pid, without;
+    long supervisor;
+
+    run(f, &l);
+    supervisor = f->pid;
+    assert_int_equal(kill((pid_t)supervisor, SIGSTOP), 0);
+    with_pid = next_attempt(f, SH("true", NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &with_pid), 0);
+    without = next_attempt(f, SH("true", NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &without), 0);
+    /* as if the first had started just before the supervisor died */
+    put(with_pid.dir, "pid", "999999 0\n");
+    assert_int_equal(kill((pid_t)supervisor, SIGKILL), 0);
+
+    expect_started(f, with_pid.key);
+    assert_string_equal(f->handle, "999999 0");
+    assert_non_null(
+        strstr(expect_message(f, with_pid.key, SW_JOB_LOST), with_pid.dir));
+    assert_non_null(strstr(expect_message(f, without.key, SW_JOB_START_FAILED),
+                           "died before starting"));
+    l = next_attempt(f, SH("exit 4", NULL));
+    assert_int_equal(run(f, &l).exit_code, 4);
 }
 
 /* Launches argv from a child process that is then SIGKILLed, like a
- * crashed orchestrator; returns the job it launched. */
-static sw_job launch_and_crash(fixture *f, char *const *argv)
+ * crashed orchestrator, after the launch was answered; f->handle gets
+ * the handle it was given. */
+static void launch_and_crash(fixture *f, char *const *argv)
 {
     sw_launch l = next_attempt(f, argv);
     int fds[2], status;
-    sw_job job;
     pid_t pid;
 
     assert_int_equal(pipe(fds), 0);
@@ -441,62 +632,154 @@ static sw_job launch_and_crash(fixture *f, char *const *argv)
     assert_true(pid >= 0);
     if (pid == 0) {
         sw_executor *ex;
+        sw_job_event ev;
 
         close(fds[0]);
-        if (sw_executor_local_new(&ex) < 0 ||
-            sw_executor_launch(ex, &l, &job) < 0)
+        if (sw_executor_local_new(&ex) < 0 || sw_executor_launch(ex, &l) < 0 ||
+            poll_event(ex, &ev, 10) != 1 || ev.kind != SW_JOB_STARTED)
             _exit(1);
-        if (write(fds[1], &job, sizeof(job)) != (ssize_t)sizeof(job))
+        if (write(fds[1], ev.handle, strlen(ev.handle) + 1) < 0)
             _exit(1);
         for (;;)
             pause();
     }
     close(fds[1]);
-    assert_int_equal(read(fds[0], &job, sizeof(job)), sizeof(job));
+    memset(f->handle, 0, sizeof(f->handle));
+    assert_true(read(fds[0], f->handle, sizeof(f->handle) - 1) > 0);
     close(fds[0]);
     kill(pid, SIGKILL);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status));
-    job.dir = f->dir;
-    return job;
+    split_handle(f->handle, &f->pid, &f->pgid);
 }
 
 static void test_adopt_after_crash(void **state)
 {
     fixture *f = *state;
-    sw_job job = launch_and_crash(f, SH("sleep 1; echo done; exit 7", NULL));
     sw_exit e;
 
-    assert_int_equal(sw_executor_check(f->ex, &job, &e), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
+    launch_and_crash(f, SH("sleep 0.3; echo done; exit 7", NULL));
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, f->handle), 0);
+    assert_true(sw_executor_next_wake(f->ex) > 0); /* polled */
+    e = expect_ended(f, f->key); /* no SW_JOB_STARTED before */
     assert_true(e.exited);
     assert_int_equal(e.exit_code, 7);
     assert_string_equal(slurp(f->out), "done\n");
 }
 
+static void test_adopt_without_handle(void **state)
+{
+    fixture *f = *state;
+    char handle[64];
+
+    launch_and_crash(f, SH("sleep 0.3; exit 6", NULL));
+    snprintf(handle, sizeof(handle), "%s", f->handle);
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, NULL), 0);
+    expect_started(f, f->key);
+    assert_string_equal(f->handle, handle); /* read from the pid file */
+    assert_int_equal(expect_ended(f, f->key).exit_code, 6);
+}
+
+static void test_adopt_not_started(void **state)
+{
+    fixture *f = *state;
+    double t = 100, wake;
+    sw_job_event ev;
+
+    /* no folder: answered at once */
+    assert_int_equal(
+        sw_executor_adopt(f->ex, "gone", "/nonexistent/sweep-dir", NULL), 0);
+    assert_int_equal(sw_executor_next_event(f->ex, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_NOT_STARTED);
+    assert_string_equal(ev.key, "gone");
+    sw_job_event_dispose(&ev);
+
+    /* a folder where nothing was launched: SEEK_GRACE of process() time,
+     * driven by a fake clock (nothing waits in real time) */
+    next_attempt(f, SH("true", NULL));
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, NULL), 0);
+    assert_int_equal(sw_executor_process(f->ex, t), 0);
+    while (sw_executor_next_event(f->ex, &ev) == 0) {
+        wake = sw_executor_next_wake(f->ex);
+        assert_true(wake > t && wake <= t + 0.05 + 1e-9);
+        assert_true(wake < 103);
+        t = wake;
+        assert_int_equal(sw_executor_process(f->ex, t), 0);
+    }
+    assert_int_equal(ev.kind, SW_JOB_NOT_STARTED);
+    assert_string_equal(ev.key, f->key);
+    assert_true(t >= 102 - 1e-9 && t < 102.1);
+    sw_job_event_dispose(&ev);
+    assert_true(sw_executor_next_wake(f->ex) == 0);
+}
+
 static void test_adopt_cancel(void **state)
 {
     fixture *f = *state;
-    sw_job job = launch_and_crash(f, (char *const[]){"sleep", "30", NULL});
-    sw_exit e;
 
-    assert_int_equal(sw_executor_check(f->ex, &job, &e), 0);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, false), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), 1);
-    assert_int_equal(e.signal, SIGTERM);
+    launch_and_crash(f, (char *const[]){"sleep", "30", NULL});
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, f->handle), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, f->key, false), 0);
+    assert_int_equal(expect_ended(f, f->key).signal, SIGTERM);
 }
 
 static void test_adopted_supervisor_killed_is_lost(void **state)
 {
     fixture *f = *state;
-    sw_job job = launch_and_crash(f, (char *const[]){"sleep", "30", NULL});
-    sw_exit e;
 
-    assert_int_equal(sw_executor_check(f->ex, &job, &e), 0);
-    assert_int_equal(kill((pid_t)job.pid, SIGKILL), 0);
-    assert_int_equal(wait_end(f->ex, &job, &e), SW_ENOTFOUND);
-    assert_int_equal(sw_executor_cancel(f->ex, &job, true), 0);
-    assert_true(proc_gone(job.pgid));
+    launch_and_crash(f, (char *const[]){"sleep", "30", NULL});
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, f->handle), 0);
+    expect_quiet(f, 0.3); /* still watched by its supervisor */
+    assert_int_equal(kill((pid_t)f->pid, SIGKILL), 0);
+    assert_non_null(strstr(expect_message(f, f->key, SW_JOB_LOST), f->dir));
+    assert_int_equal(kill(-(pid_t)f->pgid, SIGKILL), 0);
+    assert_true(proc_gone(f->pgid));
+}
+
+static void test_adopt_bad_handle(void **state)
+{
+    fixture *f = *state;
+    static const char *const bad[] = {
+        "",      "12",    "12 x",  "-1 3",          "0 5",  "12 -3",
+        "1 2 3", "12  3", " 12 3", "12 3\n",        "12 1", "012 3",
+        "+12 3", "12 3 ", "12\t3", "99999999999 3",
+    };
+    size_t i;
+
+    next_attempt(f, SH("true", NULL));
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (sw_executor_adopt(f->ex, f->key, f->dir, bad[i]) != SW_EINVALID)
+            fail_msg("handle '%s' was taken", bad[i]);
+    /* pgid 0: nothing ran, and the exit file says how it ended */
+    put(f->dir, "exit", "exit 127\n");
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, "12 0"), 0);
+    assert_int_equal(expect_ended(f, f->key).exit_code, 127);
+}
+
+static void test_factory(void **state)
+{
+    sw_executor *ex = NULL;
+    sw_job_event ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    assert_int_equal(sw_executor_new(&ex, "local"), 0);
+    assert_string_equal(sw_executor_name(ex), "local");
+    sw_executor_free(ex);
+    ex = NULL;
+    assert_int_equal(sw_executor_new(&ex, "slurm"), SW_EINVALID);
+    assert_null(ex);
+    assert_non_null(strstr(sw_error_last(), "'slurm'"));
+    assert_non_null(strstr(sw_error_last(), "local"));
+    assert_int_equal(sw_executor_new(&ex, NULL), SW_EINVALID);
+    sw_executor_free(NULL);
+
+    ev.key = strdup("k");
+    ev.message = strdup("m");
+    sw_job_event_dispose(&ev);
+    assert_null(ev.key);
+    assert_null(ev.message);
+    sw_job_event_dispose(NULL);
 }
 
 int main(void)
@@ -511,15 +794,22 @@ int main(void)
         T(test_missing_program),
         T(test_launch_errors),
         T(test_pid_file),
-        T(test_wait_fd_wakes),
+        T(test_fd_wakes),
+        T(test_same_key_refused),
         T(test_cancel_term),
+        T(test_cancel_before_started),
         T(test_cancel_force),
         T(test_cancel_kills_the_group),
         T(test_end_kills_leftovers),
         T(test_supervisor_killed_is_lost),
+        T(test_supervisor_dies_before_replying),
         T(test_adopt_after_crash),
+        T(test_adopt_without_handle),
+        T(test_adopt_not_started),
         T(test_adopt_cancel),
         T(test_adopted_supervisor_killed_is_lost),
+        T(test_adopt_bad_handle),
+        cmocka_unit_test(test_factory),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

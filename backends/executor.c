@@ -1,0 +1,51 @@
+/*
+ * executor.c - the one place that knows every executor by name, and what
+ * all of them share: the events they hand to the engine.
+ *
+ * Adding an executor is one line in the table below; the engine and the
+ * command line only ever name it.
+ */
+#include "backends/executor.h"
+#include "sweeps/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*make)(sw_executor **out);
+} maker;
+
+static const maker makers[] = {
+    {"local", sw_executor_local_new},
+};
+
+#define N_MAKERS (sizeof(makers) / sizeof(makers[0]))
+
+int sw_executor_new(sw_executor **out, const char *name)
+{
+    sw_buf names = SW_BUF_INIT;
+    size_t i;
+    int error;
+
+    for (i = 0; name && i < N_MAKERS; i++)
+        if (strcmp(name, makers[i].name) == 0)
+            return makers[i].make(out);
+    for (i = 0; i < N_MAKERS; i++)
+        sw_buf_printf(&names, "%s%s", i ? ", " : "", makers[i].name);
+    error = sw_error_set(SW_EINVALID,
+                         "unknown executor '%s' (the executors are: %s)",
+                         name ? name : "", sw_buf_cstr(&names));
+    sw_buf_dispose(&names);
+    return error;
+}
+
+void sw_job_event_dispose(sw_job_event *ev)
+{
+    if (!ev)
+        return;
+    free(ev->key);
+    free(ev->handle);
+    free(ev->message);
+    memset(ev, 0, sizeof(*ev));
+}
