@@ -1,7 +1,8 @@
 /*
  * engine.c - running a sweep: `sweep run` and `sweep resume` up to the
- * loop (loop.c), which they share: the sweep home and its store, the
- * sweep's record and lock, the search, the executor, Ctrl-C.
+ * engine's loop (lifecycle.c decides, uvloop.c drives), which they share:
+ * the sweep home and its store, the sweep's record and lock, the search,
+ * the executor by name, the clock.
  *
  * Invariants of the whole engine: a run exists in the store (pending)
  * before its process starts, and is marked running, with its attempt
@@ -14,9 +15,9 @@
  */
 #include "orchestrator/engine.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,119 +27,15 @@
 #include <unistd.h>
 
 #include "backends/executor.h"
+#include "orchestrator/contract.h"
 #include "orchestrator/engine_internal.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"
 #include "sweeps/command.h"
 
-static volatile sig_atomic_t interrupts;
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    char c = 1;
-
-    (void)sig;
-    interrupts++;
-    if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
-        /* the loop also wakes on its tick */
-    }
-    errno = saved;
-}
-
-double sw_engine__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 const char *sw_engine_home(void)
 {
-    const char *h = getenv("SWEEP_HOME");
-
-    return h && h[0] ? h : ".sweep";
-}
-
-/* mkdir -p; fails with a message naming the folder. The common case (the
- * parent exists) costs one mkdir. */
-int sw_engine__mkdirs(const char *path)
-{
-    char *parent, *slash;
-    int error = SW_OK;
-
-    if (mkdir(path, 0755) == 0 || errno == EEXIST)
-        return SW_OK;
-    if (errno != ENOENT)
-        return sw_error_set(SW_EIO, "cannot create %s: %s", path,
-                            strerror(errno));
-    parent = sw_strdup(path);
-    slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        error = sw_engine__mkdirs(parent);
-    }
-    free(parent);
-    if (!error && mkdir(path, 0755) != 0 && errno != EEXIST)
-        error =
-            sw_error_set(SW_EIO, "cannot create %s: %s", path, strerror(errno));
-    return error;
-}
-
-/* Writes `text` to `path` through a temporary file and rename. */
-int sw_engine__write_file(const char *path, const char *text)
-{
-    char *tmp = sw_aprintf("%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int error = SW_OK;
-
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
-    free(tmp);
-    return error;
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-
-    interrupts = 0;
-    if (pipe(sig_pipe) == 0) {
-        fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
-        fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
-        fcntl(sig_pipe[0], F_SETFD, FD_CLOEXEC);
-        fcntl(sig_pipe[1], F_SETFD, FD_CLOEXEC);
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-static void restore_signals(void)
-{
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (sig_pipe[0] >= 0) {
-        close(sig_pipe[0]);
-        close(sig_pipe[1]);
-    }
-    sig_pipe[0] = sig_pipe[1] = -1;
-}
-
-int sw_engine__interrupts(void)
-{
-    return (int)interrupts;
-}
-
-int sw_engine__signal_fd(void)
-{
-    return sig_pipe[0];
+    return sw_contract_home();
 }
 
 /* Takes the sweep's lock so two orchestrators never run one sweep. */
@@ -165,14 +62,14 @@ static int open_home(sw_engine *e, const char *home)
     char *db;
     int error;
 
-    if ((error = sw_engine__mkdirs(home)) != SW_OK)
+    if ((error = sw_contract_mkdirs(home)) != SW_OK)
         return error;
     e->home = realpath(home, NULL);
     if (!e->home)
         return sw_error_set(SW_EIO, "cannot resolve %s: %s", home,
                             strerror(errno));
     e->runs_dir = sw_aprintf("%s/runs", e->home);
-    if ((error = sw_engine__mkdirs(e->runs_dir)) != SW_OK)
+    if ((error = sw_contract_mkdirs(e->runs_dir)) != SW_OK)
         return error;
     db = sw_aprintf("%s/sweep.db", e->home);
     error = sw_store_open(&e->st, db, true);
@@ -180,16 +77,21 @@ static int open_home(sw_engine *e, const char *home)
     return error;
 }
 
-static void engine_dispose(sw_engine *e)
+/* Frees everything the engine holds; no work may be in flight. */
+void sw_engine__dispose(sw_engine *e)
 {
     size_t i;
 
-    for (i = 0; i < e->n_slots; i++)
-        sw_engine__slot_clear(&e->slots[i]);
+    while (e->n_slots > 0)
+        sw_engine__free_slot(e, e->slots[e->n_slots - 1]);
     free(e->slots);
+    free(e->captures);
     for (i = 0; i < e->qlen; i++)
         sw_run_rec_dispose(&e->queue[i]);
     free(e->queue);
+    for (i = 0; i < e->n_tells; i++)
+        sw_trial_dispose(&e->tells[i].trial);
+    free(e->tells);
     sw_executor_free(e->ex);
     sw_provenance_free(e->prov);
     sw_search_free(e->search);
@@ -238,22 +140,42 @@ static uint64_t random_u64(void)
     return v;
 }
 
-static int start(sw_engine *e, const sw_engine_opts *o)
+/* Lets OpenBLAS's own threads go: the search runs on the loop's worker
+ * pool, and a GP fit that spins a thread per core competes with itself
+ * and with the trials. Looked up at run time, so that other BLAS builds
+ * work; nothing reaches the trials' environment. */
+static void one_blas_thread(void)
+{
+    void (*set)(int) = NULL;
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+
+    memcpy(&set, &sym, sizeof(set));
+    if (set)
+        set(1);
+}
+
+/* The search and the settings that come from the command line; the
+ * system clock unless one was given (a test's). */
+int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
 {
     int error;
 
     if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
-    if ((error = sw_executor_local_new(&e->ex)) != SW_OK)
-        return error;
+    one_blas_thread();
+    e->clock = e->clock ? e->clock : &sw_clock_system;
     e->quiet = o->quiet;
     e->tty = !o->quiet && isatty(STDOUT_FILENO);
     e->grace = o->grace > 0 ? o->grace : 10;
-    e->t0 = sw_engine__now();
-    install_signals();
-    error = sw_engine__loop(e);
-    restore_signals();
-    return error;
+    return SW_OK;
+}
+
+/* Sets the engine up and runs its loop to the sweep's end. */
+static int start(sw_engine *e, const sw_engine_opts *o)
+{
+    int error = sw_engine__setup(e, o);
+
+    return error ? error : sw_engine__run_uv(e);
 }
 
 static void make_sweep(sw_engine *e, const char *path, const char *text,
@@ -284,7 +206,42 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     s->parallel = o->parallel > 0    ? o->parallel
                   : sp->parallel > 0 ? sp->parallel
                                      : 1;
-    s->created_at = sw_engine__now();
+    s->created_at = sw_clock_wall(&sw_clock_system);
+    s->backend = sw_strdup(o->backend ? o->backend : "local");
+}
+
+/* The executor named `name`, unless one was given (a test's). */
+static int make_executor(sw_engine *e, const char *name)
+{
+    return e->ex ? SW_OK : sw_executor_new(&e->ex, name);
+}
+
+/* Makes the sweep of the file at `path`, records it and takes its lock. */
+int sw_engine__prepare_run(sw_engine *e, const char *path,
+                           const sw_engine_opts *o)
+{
+    int error;
+
+    if ((error = sw_engine_load(&e->spec, path, NULL)) != SW_OK)
+        return error; /* already printed */
+    if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
+        return error;
+    make_sweep(e, path, e->spec->source, o);
+    if ((error = make_executor(e, e->sweep.backend)) != SW_OK)
+        return error;
+    e->parallel = e->sweep.parallel;
+    sw_provenance_start(e, true);
+    if (e->spec->code_snapshot && (error = sw_provenance_freeze(e)) != SW_OK)
+        return error;
+    if ((error = sw_store_put_sweep(e->st, &e->sweep)) != SW_OK ||
+        (error = lock_sweep(e)) != SW_OK)
+        return error;
+    printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e->sweep.id, path,
+           e->sweep.method, (long long)e->parallel,
+           (unsigned long long)e->sweep.seed);
+    sw_provenance_report(e);
+    fflush(stdout);
+    return SW_OK;
 }
 
 int sw_engine_run(const char *path, const sw_engine_opts *o)
@@ -293,67 +250,63 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     int error;
 
     memset(&e, 0, sizeof(e));
-    if ((error = sw_engine_load(&e.spec, path, NULL)) != SW_OK)
-        return error; /* already printed */
-    if ((error = open_home(&e, o->home ? o->home : sw_engine_home())))
-        goto done;
-    make_sweep(&e, path, e.spec->source, o);
-    e.parallel = e.sweep.parallel;
-    sw_provenance_start(&e, true);
-    if (e.spec->code_snapshot && (error = sw_provenance_freeze(&e)) != SW_OK)
-        goto done;
-    if ((error = sw_store_put_sweep(e.st, &e.sweep)) != SW_OK ||
-        (error = lock_sweep(&e)) != SW_OK)
-        goto done;
-    printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e.sweep.id, path,
-           e.sweep.method, (long long)e.parallel,
-           (unsigned long long)e.sweep.seed);
-    sw_provenance_report(&e);
-    fflush(stdout);
-    error = start(&e, o);
-done:
+    error = sw_engine__prepare_run(&e, path, o);
+    if (!error)
+        error = start(&e, o);
     if (error && error != SW_EINVALID)
         fprintf(stderr, "sweep run: %s\n", sw_error_last());
-    engine_dispose(&e);
+    sw_engine__dispose(&e);
     return error;
+}
+
+/* Finds the sweep `key` (NULL: the latest), takes its lock and gets it
+ * ready to go on; *done when it has already finished. */
+int sw_engine__prepare_resume(sw_engine *e, const char *key,
+                              const sw_engine_opts *o, bool *done)
+{
+    int error;
+
+    *done = false;
+    if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
+        return error;
+    error = key ? sw_store_get_sweep(e->st, key, &e->sweep)
+                : sw_store_latest_sweep(e->st, &e->sweep);
+    if (!error)
+        error = lock_sweep(e);
+    if (error)
+        return error;
+    if (strcmp(e->sweep.state, "finished") == 0) {
+        printf("sweep %s has already finished\n", e->sweep.id);
+        *done = true;
+        return SW_OK;
+    }
+    if ((error = sw_engine_load(&e->spec, e->sweep.file, e->sweep.config)) ||
+        (error = make_executor(e, o->backend ? o->backend : e->sweep.backend)))
+        return error;
+    if (chdir(e->sweep.cwd) != 0)
+        return sw_error_set(SW_EIO, "cannot enter %s: %s", e->sweep.cwd,
+                            strerror(errno));
+    e->parallel = o->parallel > 0 ? o->parallel : e->sweep.parallel;
+    e->resuming = true;
+    sw_provenance_start(e, false);
+    printf("sweep %s: resuming (%s on %s, parallel %lld)\n", e->sweep.id,
+           e->sweep.method, sw_executor_name(e->ex), (long long)e->parallel);
+    fflush(stdout);
+    return SW_OK;
 }
 
 int sw_engine_resume(const char *key, const sw_engine_opts *o)
 {
     sw_engine e;
+    bool done;
     int error;
 
     memset(&e, 0, sizeof(e));
-    if ((error = open_home(&e, o->home ? o->home : sw_engine_home())))
-        goto done;
-    error = key ? sw_store_get_sweep(e.st, key, &e.sweep)
-                : sw_store_latest_sweep(e.st, &e.sweep);
-    if (!error)
-        error = lock_sweep(&e);
-    if (error)
-        goto done;
-    if (strcmp(e.sweep.state, "finished") == 0) {
-        printf("sweep %s has already finished\n", e.sweep.id);
-        goto done;
-    }
-    if ((error = sw_engine_load(&e.spec, e.sweep.file, e.sweep.config)) !=
-        SW_OK)
-        goto done;
-    if (chdir(e.sweep.cwd) != 0) {
-        error = sw_error_set(SW_EIO, "cannot enter %s: %s", e.sweep.cwd,
-                             strerror(errno));
-        goto done;
-    }
-    e.parallel = o->parallel > 0 ? o->parallel : e.sweep.parallel;
-    e.resuming = true;
-    sw_provenance_start(&e, false);
-    printf("sweep %s: resuming (%s, parallel %lld)\n", e.sweep.id,
-           e.sweep.method, (long long)e.parallel);
-    fflush(stdout);
-    error = start(&e, o);
-done:
+    error = sw_engine__prepare_resume(&e, key, o, &done);
+    if (!error && !done)
+        error = start(&e, o);
     if (error && error != SW_EINVALID)
         fprintf(stderr, "sweep resume: %s\n", sw_error_last());
-    engine_dispose(&e);
+    sw_engine__dispose(&e);
     return error;
 }

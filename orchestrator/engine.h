@@ -1,8 +1,8 @@
 /*
- * engine.h - running a sweep: the event loop that keeps `parallel` trials
- * going, records every transition in the store before acting on it, reads
- * metrics from trials' output, retries, times out, and resumes after a
- * crash.
+ * engine.h - running a sweep: an event loop that keeps `parallel` trials
+ * going on an executor, records every transition in the store before
+ * acting on it, reads metrics from trials' output, retries, times out,
+ * and resumes after a crash. docs/architecture.md draws its parts.
  */
 #ifndef SW_ENGINE_H
 #define SW_ENGINE_H
@@ -17,16 +17,18 @@ typedef struct {
     const char *home; /* the sweep home ($SWEEP_HOME or ./.sweep) */
     int64_t parallel; /* 0: the sweep file's, else 1 */
     bool has_seed;
-    uint64_t seed;    /* random methods; default: file's, else random */
-    const char *name; /* NULL: the file's `name` */
-    bool quiet;       /* no progress, only the final summary */
-    double grace;     /* seconds between SIGTERM and SIGKILL; 0: 10 */
+    uint64_t seed;       /* random methods; default: file's, else random */
+    const char *name;    /* NULL: the file's `name` */
+    bool quiet;          /* no progress, only the final summary */
+    double grace;        /* seconds between SIGTERM and SIGKILL; 0: 10 */
+    const char *backend; /* the executor: "local"; NULL: local for a new
+                            sweep, the recorded one on resume */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 1
+#define SW_ENGINE_OPTS_VERSION 2
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
-        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0              \
+        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL        \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

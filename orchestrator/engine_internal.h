@@ -1,6 +1,18 @@
 /*
- * engine_internal.h - what the engine's files share (sw_engine__ names):
- * the engine's state, the slots of running attempts, the loop.
+ * engine_internal.h - what the engine's files share (sw_engine__ names).
+ *
+ * The engine is a state machine over plain data, driven from outside:
+ *   - lifecycle.c decides: which trial runs next, when an attempt has run
+ *     too long, what its end means for its run, when the sweep is over;
+ *   - the host runs slow work (git captures, search suggestions) off the
+ *     loop's thread and hands it back: uvloop.c runs it on libuv's worker
+ *     pool, a unit test runs it at once;
+ *   - the driver calls sw_engine__pump() whenever something may have
+ *     happened (the executor's descriptor, a timer at
+ *     sw_engine__next_wake(), a signal, finished work) until
+ *     e->finished. uvloop.c is the real driver; the engine's unit tests
+ *     drive it by hand on a fake clock.
+ * Only the loop's thread touches the store.
  */
 #ifndef SW_ENGINE_INTERNAL_H
 #define SW_ENGINE_INTERNAL_H
@@ -8,63 +20,174 @@
 #include <stdbool.h>
 
 #include "backends/executor.h"
+#include "orchestrator/clock.h"
+#include "orchestrator/engine.h"
 #include "orchestrator/store.h"
 #include "search/search.h"
 
 typedef struct sw_provenance sw_provenance;
+typedef struct sw_engine sw_engine;
 
+/* A piece of slow work: run() on a worker thread (it must touch only
+ * what the loop's thread leaves alone meanwhile), then done() back on
+ * the loop's thread. The engine owns the memory. */
+typedef struct sw_engine_work sw_engine_work;
+struct sw_engine_work {
+    void (*run)(sw_engine_work *w);
+    void (*done)(sw_engine *e, sw_engine_work *w);
+    sw_engine_work *next; /* the engine's list of finished work */
+};
+
+/* Where slow work runs. submit() must eventually hand `w` back through
+ * sw_engine__work_done() on the loop's thread. */
 typedef struct {
-    bool active;
+    void (*submit)(void *ctx, sw_engine_work *w);
+    void *ctx;
+} sw_engine_host;
+
+typedef enum {
+    SW_SLOT_CAPTURE,   /* its folder and code being made ready */
+    SW_SLOT_LAUNCHING, /* asked the executor; no answer yet */
+    SW_SLOT_RUNNING,
+} sw_slot_phase;
+
+/* An attempt the engine is busy with, from its git capture to its end. */
+typedef struct {
+    sw_slot_phase phase;
     sw_run_rec rec;
-    sw_job job;
-    char *run_dir;   /* also where the attempt's status files are */
-    double deadline; /* timeout; 0: none */
-    double force_at; /* SIGKILL after this; 0: not canceling */
-    const char *why; /* why we are canceling it; NULL: we are not */
+    char *run_dir;
+    double deadline; /* monotonic; 0: no timeout */
+    double force_at; /* monotonic SIGKILL time; 0: not canceling */
+    const char *why; /* why we cancel it ("timeout", ...); NULL: we don't */
+    bool adopted;    /* from an earlier orchestrator */
+    bool killed;     /* SIGKILL sent: only its end is awaited */
     int out_fd;      /* its stdout.log, open for reading; -1: not yet */
 } sw_slot;
 
+/* An observation for the search, held while a suggestion is in flight. */
 typedef struct {
+    sw_trial trial;
+    double value;
+    bool ended;
+} sw_tell;
+
+typedef struct {
+    sw_engine_work work;
+    sw_engine *e;
+    sw_trial trial;
+    int error;
+    char *message;
+} sw_suggest_work;
+
+typedef struct {
+    sw_engine_work work;
+    sw_engine *e;
+    sw_slot *slot;
+    int error; /* the run's folder could not be made ready */
+    char *message;
+} sw_capture_work;
+
+typedef struct {
+    sw_engine_work work;
+    char *path; /* the store's */
+    int error;
+    char *message;
+} sw_checkpoint_work;
+
+/* A benchmark's view of the loop (tests/bench/bench_loop.c): with it set,
+ * uvloop.c runs a 1 ms timer beside the engine and records how late it
+ * fires, and how long each piece of slow work took off the loop. */
+typedef struct {
+    uint64_t ticks;
+    double worst_ms, sum_ms;
+    uint64_t late_hist[256]; /* ticks by lateness, 0.1 ms buckets; the
+                                last holds everything later */
+    uint64_t works;
+    double work_worst_ms, work_sum_ms;
+    uint64_t steps;       /* pumps, and the longest one: the loop's own work */
+    double step_worst_ms; /* wall time, preemption included */
+    double step_cpu_worst_ms; /* the loop thread's CPU time */
+} sw_loop_probe;
+
+struct sw_engine {
     sw_spec *spec;
     sw_search *search;
     sw_store *st;
     sw_executor *ex;
+    const sw_clock *clock;
+    sw_engine_host host;
     sw_sweep_rec sweep;
     sw_provenance *prov; /* git provenance; NULL outside a repository */
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
-    sw_slot *slots;
+    double grace; /* seconds between SIGTERM and SIGKILL */
+
+    sw_slot **slots; /* each its own allocation: workers hold pointers */
     size_t n_slots, cap_slots;
     sw_run_rec *queue; /* runs to (re)launch, before new trials */
     size_t qlen, qcap;
+    sw_slot **captures; /* slots waiting for a git capture, oldest first */
+    size_t n_captures, cap_captures;
+    sw_tell *tells; /* for the search once its suggestion is back */
+    size_t n_tells, cap_tells;
+    sw_engine_work *finished_work;
+    sw_suggest_work suggest;
+    sw_capture_work capture;
+    sw_checkpoint_work checkpoint;
+    bool suggesting, capturing, checkpointing;
+    int wal_checkpointed; /* the WAL's size at the last checkpoint */
+    uint64_t size_count;  /* the search's size, read while it was idle */
+    bool size_bounded, size_saturated;
+
     uint64_t next_idx;
-    bool search_done, resuming, target_hit, cancel_sent;
-    bool gave_up;       /* the first runs all failed: launch no more */
-    size_t failed_here; /* runs that failed in this process */
+    bool search_done, resuming, target_hit, cancel_sent, finished;
+    bool gave_up;           /* the first runs all failed: launch no more */
+    size_t failed_here;     /* runs that failed in this process */
+    size_t launch_failures; /* in a row; for the back-off */
+    double backoff_until;   /* monotonic; launch nothing before */
+    int interrupts, seen_interrupts;
     size_t done, failed, stopped, canceled;
     bool has_best;
     double best;
     char *best_run;
-    char *buf; /* READ_MAX bytes for reading trials' output */
-    double t0, last_progress, grace;
+    char *buf; /* for reading trials' output */
+    double t0, last_progress, last_tail;
     bool tty, quiet;
-    int seen_interrupts;
-} sw_engine;
+    int result;           /* SW_OK, or the error that ended the sweep */
+    sw_loop_probe *probe; /* NULL but in a benchmark */
+};
 
-double sw_engine__now(void);
-int sw_engine__mkdirs(const char *path);
-int sw_engine__write_file(const char *path, const char *text);
-int sw_engine__interrupts(void);
-int sw_engine__signal_fd(void);
-/* loop.c: a free slot (new or reused); the run's folder into the slot;
- * a run back on the queue of runs to launch; the best value so far and
- * metric.target; how a run ended (or that it runs), told to the search. */
-sw_slot *sw_engine__free_slot(sw_engine *e);
-void sw_engine__slot_paths(sw_engine *e, sw_slot *s);
-void sw_engine__requeue(sw_engine *e, sw_slot *s);
+/* engine.c: a sweep made or found and locked, ready to run. */
+int sw_engine__prepare_run(sw_engine *e, const char *path,
+                           const sw_engine_opts *o);
+int sw_engine__prepare_resume(sw_engine *e, const char *key,
+                              const sw_engine_opts *o, bool *done);
+/* The search, the clock (the system's unless e->clock is set) and the
+ * options' settings: what the loop needs beyond the sweep. */
+int sw_engine__setup(sw_engine *e, const sw_engine_opts *o);
+void sw_engine__dispose(sw_engine *e);
+
+/* lifecycle.c: the engine's decisions. begin() replays the store when
+ * resuming; pump() does all that is due now; next_wake() is when pump()
+ * must run again even if nothing happens (0: never); end() records how
+ * the sweep ended and returns its result. */
+int sw_engine__begin(sw_engine *e);
+int sw_engine__pump(sw_engine *e);
+double sw_engine__next_wake(sw_engine *e);
+int sw_engine__end(sw_engine *e);
+/* A SIGINT or SIGTERM reached `sweep`. */
+void sw_engine__interrupt(sw_engine *e);
+/* Slow work is back (loop thread): its done() runs at the next pump. */
+void sw_engine__work_done(sw_engine *e, sw_engine_work *w);
+
+/* lifecycle.c, for resume.c */
+sw_slot *sw_engine__new_slot(sw_engine *e);
+void sw_engine__free_slot(sw_engine *e, sw_slot *s);
+void sw_engine__enqueue(sw_engine *e, sw_run_rec *r); /* consumes *r */
 void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
 void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
+double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
 
 /* output.c: reads what the trial in `s` wrote since the last call and
  * records its metrics, up to its last complete line. */
@@ -73,8 +196,7 @@ int sw_engine__tail(sw_engine *e, sw_slot *s);
 /* resume.c: replays the store's runs of the sweep into the engine. */
 int sw_engine__restore(sw_engine *e);
 
-/* Runs the loop until the sweep ends or is interrupted. */
-int sw_engine__loop(sw_engine *e);
-void sw_engine__slot_clear(sw_slot *s);
+/* uvloop.c: runs the engine on a libuv loop until it finishes. */
+int sw_engine__run_uv(sw_engine *e);
 
 #endif

@@ -40,11 +40,14 @@ static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf, size_t len,
     return used;
 }
 
+/* Records a batch and the offset it was read up to in one transaction;
+ * on failure neither the store nor the slot has moved. */
 static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
                           size_t consumed)
 {
-    double now = sw_engine__now();
+    double now = sw_clock_wall(e->clock);
     const char *name = e->spec->metric.name;
+    sw_run_rec before = s->rec;
     size_t i;
     int error = sw_store_begin(e->st);
 
@@ -61,6 +64,12 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
         error = sw_store_update_run(e->st, &s->rec);
     if (!error)
         error = sw_store_commit(e->st);
+    if (error) {
+        sw_store_rollback(e->st);
+        s->rec.stdout_offset = before.stdout_offset;
+        s->rec.has_value = before.has_value;
+        s->rec.value = before.value;
+    }
     return error;
 }
 

@@ -2,84 +2,49 @@
  * resume.c - picking a sweep up where it stopped: the store's runs are
  * replayed into the engine's counts and the search (so an adaptive search
  * knows every result), attempts that kept running while `sweep` was down
- * are re-adopted from their pid files, and runs that never started or
- * were interrupted are queued to run again. Nothing finished runs twice.
+ * are handed back to the executor through their job handles, and runs
+ * that never started or were interrupted are queued to run again. Nothing
+ * finished runs twice, and nothing here waits: what the executor finds
+ * comes back as events.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "orchestrator/contract.h"
 #include "orchestrator/engine_internal.h"
 
-/* Reads an attempt's pid file ("supervisor trial-pgid"); false when it
- * is not there (yet). */
-static bool read_pidfile(const char *dir, int64_t *pid, int64_t *pgid)
-{
-    char *path = sw_aprintf("%s/pid", dir);
-    long long a = 0, b = 0;
-    FILE *f = fopen(path, "r");
-    bool ok = false;
-
-    free(path);
-    if (!f)
-        return false;
-    if (fscanf(f, "%lld %lld", &a, &b) == 2 && a > 0 && b > 0) {
-        *pid = a;
-        *pgid = b;
-        ok = true;
-    }
-    fclose(f);
-    return ok;
-}
-
-/* The pid file of an attempt the store says was launching when `sweep`
- * stopped. Its supervisor may still be starting: wait for it a little. */
-static bool find_supervisor(const sw_slot *s, int64_t *pid, int64_t *pgid)
-{
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    int i;
-
-    for (i = 0; i < 200; i++) { /* 2 s */
-        if (read_pidfile(s->run_dir, pid, pgid))
-            return true;
-        if (access(s->run_dir, F_OK) != 0)
-            return false; /* the launch never got that far */
-        nanosleep(&ts, NULL);
-    }
-    return false;
-}
-
-/* Resume: what to do with each run the store holds. */
+/* Resume: what to do with each run the store holds that has not ended.
+ * A pending run goes on the queue; a running one is handed to the
+ * executor with its job handle (none when its launch was never
+ * answered: the executor then finds out whether it started). */
 static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
 {
     sw_slot *s;
+    char *dir;
+    int error;
 
-    if (r->state == SW_RUN_PENDING ||
-        (r->state == SW_RUN_CANCELED && r->reason &&
-         strcmp(r->reason, "interrupted") == 0)) {
-        r->state = SW_RUN_PENDING;
-        sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
-        e->queue[e->qlen++] = *r;
+    if (r->state == SW_RUN_PENDING) {
+        sw_engine__enqueue(e, r);
         return SW_OK;
     }
-    s = sw_engine__free_slot(e);
-    s->rec = *r;
-    s->active = true;
-    sw_engine__slot_paths(e, s);
-    if (!s->rec.pid || !s->rec.pgid)
-        find_supervisor(s, &s->rec.pid, &s->rec.pgid);
-    s->job.pid = s->rec.pid;
-    s->job.pgid = s->rec.pgid;
-    if (!s->job.pid) {
-        /* Never started: no supervisor wrote its pid file in 2 s. The
-         * next launch takes the next attempt number. */
-        s->active = false;
-        sw_engine__requeue(e, s);
-        sw_engine__slot_clear(s);
+    dir = sw_contract_run_dir(e->home, r->id);
+    error = sw_executor_adopt(e->ex, r->id, dir, r->job);
+    if (error) {
+        /* a handle this executor cannot read: run it again */
+        fprintf(stderr, "sweep: run %s cannot be adopted: %s\n", r->id,
+                sw_error_last());
+        free(dir);
+        sw_engine__enqueue(e, r);
+        return SW_OK;
     }
+    s = sw_engine__new_slot(e);
+    s->rec = *r;
+    memset(r, 0, sizeof(*r));
+    s->run_dir = dir;
+    s->adopted = true;
+    s->phase = s->rec.job ? SW_SLOT_RUNNING : SW_SLOT_LAUNCHING;
+    s->deadline = sw_engine__deadline(e, &s->rec);
     return SW_OK;
 }
 
@@ -116,10 +81,8 @@ int sw_engine__restore(sw_engine *e)
                                r->state == SW_RUN_FINISHED ||
                                    r->state == SW_RUN_FAILED ||
                                    r->state == SW_RUN_STOPPED);
-        if (r->state == SW_RUN_PENDING || r->state == SW_RUN_RUNNING) {
+        if (r->state == SW_RUN_PENDING || r->state == SW_RUN_RUNNING)
             error = adopt_or_queue(e, r);
-            memset(r, 0, sizeof(*r));
-        }
         sw_run_rec_dispose(r);
     }
     free(runs);

@@ -11,16 +11,18 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--quiet]\n\n"
+    "[--backend local] [--quiet]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
-    "(default: the file's `parallel`, else 1). Every run is recorded in\n"
+    "(default: the file's `parallel`, else 1), on the backend named (default:\n"
+    "local, processes of this machine). Every run is recorded in\n"
     "$SWEEP_HOME/sweep.db (default ./.sweep). Ctrl-C once launches nothing\n"
     "more and waits for running trials; twice cancels them. `sweep resume`\n"
     "continues either way, and after a crash.\n";
 
 static const char resume_help[] =
     "usage: sweep resume [SWEEP] [--parallel N] [--quiet]\n\n"
-    "Continues SWEEP (id, id prefix or name; default: the latest): trials\n"
+    "Continues SWEEP (id, id prefix or name; default: the latest) on the\n"
+    "backend it was started on: trials\n"
     "still running are re-adopted, lost ones rerun from their checkpoint\n"
     "folder, finished ones are never run again.\n";
 
@@ -32,6 +34,7 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
         {"parallel", required_argument, NULL, 'p'},
         {"seed", required_argument, NULL, 's'},
         {"name", required_argument, NULL, 'n'},
+        {"backend", required_argument, NULL, 'b'},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
@@ -58,6 +61,8 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
             o->has_seed = true;
         } else if (c == 'n' && strcmp(cmd, "run") == 0) {
             o->name = optarg;
+        } else if (c == 'b' && strcmp(cmd, "run") == 0) {
+            o->backend = optarg;
         } else if (c == 'q') {
             o->quiet = true;
         } else {

@@ -1,0 +1,956 @@
+/*
+ * lifecycle.c - the engine's decisions: which trial runs next (retries
+ * first, then the search), the path of an attempt from its git capture to
+ * its launch and its end, timeouts and the SIGKILL after the grace
+ * period, Ctrl-C, metric.target, the first-failures rule, and when the
+ * sweep is over.
+ *
+ * It reads no clock but e->clock and starts nothing itself: the executor
+ * runs attempts and answers with events, the host runs slow work (a
+ * search suggestion, a git capture) and hands it back, and the driver
+ * calls sw_engine__pump() when anything may have happened. So the same
+ * decisions run under libuv (uvloop.c) and under a unit test's hand.
+ *
+ * Invariants: a run is in the store (pending) before its attempt is
+ * captured, and is committed running, with its attempt number and git
+ * facts, before the executor is asked to launch it; the job handle is
+ * committed as soon as the executor gives it. An attempt's end is decided
+ * here once, from one executor event. One suggestion and one capture are
+ * in flight at most; the search is not touched while its suggestion is.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "orchestrator/contract.h"
+#include "orchestrator/engine_internal.h"
+#include "orchestrator/provenance.h"
+#include "sweeps/command.h"
+#include "sweeps/json.h"
+
+#define TAIL_S 0.1      /* how often running trials' stdout is read */
+#define PROGRESS_S 0.25 /* how often a terminal's status line is redrawn */
+#define BACKOFF_MIN_S 0.1
+#define BACKOFF_MAX_S 30.0
+#define CHECKPOINT_PAGES 1000 /* SQLite's own default */
+
+typedef enum { END_EXITED, END_LOST, END_START_FAILED } end_kind;
+
+static double now_mono(const sw_engine *e)
+{
+    return sw_clock_mono(e->clock);
+}
+
+static double now_wall(const sw_engine *e)
+{
+    return sw_clock_wall(e->clock);
+}
+
+static void set_str(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = src ? sw_strdup(src) : NULL;
+}
+
+static bool stopping(const sw_engine *e)
+{
+    return e->seen_interrupts > 0 || e->target_hit || e->gave_up ||
+           e->result != SW_OK;
+}
+
+/* ---- slots ---------------------------------------------------------- */
+
+sw_slot *sw_engine__new_slot(sw_engine *e)
+{
+    sw_slot *s = sw_calloc(1, sizeof(*s));
+
+    s->out_fd = -1;
+    sw_grow(&e->slots, &e->cap_slots, e->n_slots + 1, sizeof(sw_slot *));
+    e->slots[e->n_slots++] = s;
+    return s;
+}
+
+void sw_engine__free_slot(sw_engine *e, sw_slot *s)
+{
+    size_t i;
+
+    for (i = 0; i < e->n_slots && e->slots[i] != s; i++)
+        ;
+    if (i < e->n_slots)
+        e->slots[i] = e->slots[--e->n_slots];
+    sw_run_rec_dispose(&s->rec);
+    free(s->run_dir);
+    if (s->out_fd >= 0)
+        close(s->out_fd);
+    free(s);
+}
+
+static sw_slot *find_slot(const sw_engine *e, const char *key)
+{
+    size_t i;
+
+    for (i = 0; key && i < e->n_slots; i++)
+        if (strcmp(e->slots[i]->rec.id, key) == 0)
+            return e->slots[i];
+    return NULL;
+}
+
+static size_t n_phase(const sw_engine *e, sw_slot_phase phase)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < e->n_slots; i++)
+        n += e->slots[i]->phase == phase;
+    return n;
+}
+
+/* Takes ownership of *r (and zeroes it). */
+void sw_engine__enqueue(sw_engine *e, sw_run_rec *r)
+{
+    r->state = SW_RUN_PENDING;
+    sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
+    e->queue[e->qlen++] = *r;
+    memset(r, 0, sizeof(*r));
+}
+
+/* The monotonic time at which run `r`, started at r->started_at (wall),
+ * runs out of time; 0 without a timeout. */
+double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
+{
+    if (e->spec->timeout <= 0)
+        return 0;
+    return now_mono(e) + (r->started_at + e->spec->timeout - now_wall(e));
+}
+
+/* A store error ends the sweep: its trials keep running, for a resume. */
+static int fatal(sw_engine *e, int error)
+{
+    if (error && !e->result) {
+        sw_store_rollback(e->st);
+        e->result = error;
+        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    }
+    return error;
+}
+
+/* ---- the search ----------------------------------------------------- */
+
+static bool better(const sw_engine *e, double v, double than)
+{
+    return e->spec->metric.goal == SW_GOAL_MAXIMIZE ? v > than : v < than;
+}
+
+void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
+{
+    const sw_metric *m = &e->spec->metric;
+
+    if (!r->has_value || isnan(r->value))
+        return;
+    if (!e->has_best || better(e, r->value, e->best)) {
+        e->has_best = true;
+        e->best = r->value;
+        set_str(&e->best_run, r->id);
+    }
+    if (m->has_target && !e->target_hit &&
+        (m->goal == SW_GOAL_MAXIMIZE ? r->value >= m->target
+                                     : r->value <= m->target)) {
+        e->target_hit = true;
+        printf("sweep %s: run %s reached the target %s = %g\n", e->sweep.id,
+               r->id, m->name, m->target);
+    }
+}
+
+/* The run as the search knows it: its index and parameters. */
+static int trial_of(const sw_run_rec *r, sw_trial *t)
+{
+    sw_trial_init(t);
+    if (sw_json_parse(&t->params, r->params, strlen(r->params)) != SW_OK)
+        return sw_error_set(SW_EIO,
+                            "run %s: its stored params are not JSON: %s", r->id,
+                            sw_error_last());
+    t->index = (uint64_t)r->idx;
+    snprintf(t->id, sizeof(t->id), "%s", r->cell);
+    return SW_OK;
+}
+
+static void apply_tell(sw_engine *e, sw_tell *t)
+{
+    int error = t->ended ? sw_search_observe(e->search, &t->trial, t->value)
+                         : sw_search_pending(e->search, &t->trial);
+
+    if (error)
+        fprintf(stderr, "sweep: trial %llu: %s\n",
+                (unsigned long long)t->trial.index, sw_error_last());
+    sw_trial_dispose(&t->trial);
+}
+
+/* Tells the search how a run ended (`ended`: its value, NaN for a failed
+ * run or one without one) or that it is in flight; held while the search
+ * is busy with a suggestion. A search that cannot take it (a run from
+ * outside its space) is warned about, not fatal. */
+void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
+{
+    sw_tell t;
+
+    t.ended = ended;
+    t.value = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED
+                  ? (r->has_value ? r->value : NAN)
+                  : NAN;
+    if (trial_of(r, &t.trial) != SW_OK) {
+        fprintf(stderr, "sweep: %s\n", sw_error_last());
+        sw_trial_dispose(&t.trial);
+        return;
+    }
+    if (!e->suggesting) {
+        apply_tell(e, &t);
+        return;
+    }
+    sw_grow(&e->tells, &e->cap_tells, e->n_tells + 1, sizeof(sw_tell));
+    e->tells[e->n_tells++] = t;
+}
+
+static void read_size(sw_engine *e)
+{
+    sw_search_size(e->search, &e->size_count, &e->size_bounded,
+                   &e->size_saturated);
+}
+
+/* On a worker thread: the search's next trial. */
+static void suggest_run(sw_engine_work *w)
+{
+    sw_suggest_work *sg = (sw_suggest_work *)w;
+
+    sg->error = sw_search_next(sg->e->search, &sg->trial);
+    sg->message =
+        sg->error && sg->error != SW_EDONE ? sw_strdup(sw_error_last()) : NULL;
+}
+
+static int new_run(sw_engine *e, const sw_trial *t);
+
+static void suggest_done(sw_engine *e, sw_engine_work *w)
+{
+    sw_suggest_work *sg = (sw_suggest_work *)w;
+    size_t i;
+
+    e->suggesting = false;
+    for (i = 0; i < e->n_tells; i++)
+        apply_tell(e, &e->tells[i]);
+    e->n_tells = 0;
+    read_size(e);
+    if (sg->error == SW_EDONE)
+        e->search_done = true;
+    else if (sg->error)
+        fatal(e, sw_error_set(sg->error, "the search: %s", sg->message));
+    else if (!stopping(e))
+        new_run(e, &sg->trial);
+    sw_trial_dispose(&sg->trial);
+    free(sg->message);
+    sg->message = NULL;
+}
+
+static void start_suggestion(sw_engine *e)
+{
+    sw_suggest_work *sg = &e->suggest;
+
+    memset(sg, 0, sizeof(*sg));
+    sg->work.run = suggest_run;
+    sg->work.done = suggest_done;
+    sg->e = e;
+    sw_trial_init(&sg->trial);
+    e->suggesting = true;
+    e->host.submit(e->host.ctx, &sg->work);
+}
+
+/* ---- from a trial to a launched attempt ----------------------------- */
+
+static void want_capture(sw_engine *e, sw_slot *s)
+{
+    s->phase = SW_SLOT_CAPTURE;
+    sw_grow(&e->captures, &e->cap_captures, e->n_captures + 1,
+            sizeof(sw_slot *));
+    e->captures[e->n_captures++] = s;
+}
+
+/* Records trial `t` as a pending run, committed, and queues its capture. */
+static int new_run(sw_engine *e, const sw_trial *t)
+{
+    sw_command_opts co = SW_COMMAND_OPTS_INIT;
+    sw_buf b = SW_BUF_INIT;
+    sw_value *list = sw_value_list();
+    sw_slot *s = sw_engine__new_slot(e);
+    sw_run_rec *r = &s->rec;
+    char **argv = NULL;
+    size_t i;
+    int error;
+
+    e->next_idx = t->index + 1;
+    r->id =
+        sw_aprintf("%s-%llu", e->sweep.id, (unsigned long long)t->index + 1);
+    r->sweep_id = sw_strdup(e->sweep.id);
+    r->idx = (int64_t)t->index;
+    r->cell = sw_strdup(t->id);
+    sw_value_write_json(&b, t->params, false);
+    r->params = sw_buf_detach(&b);
+    s->run_dir = sw_contract_run_dir(e->home, r->id);
+    co.interpreter = sw_command_interpreter();
+    co.args_json_file = sw_aprintf("%s/params.json", s->run_dir);
+    error = sw_command_render(&argv, NULL, e->spec, t->params, &co);
+    free((char *)co.args_json_file);
+    for (i = 0; !error && argv[i]; i++)
+        sw_value_list_push(list, sw_value_str(argv[i]));
+    sw_value_write_json(&b, list, false);
+    r->argv = sw_buf_detach(&b);
+    r->state = SW_RUN_PENDING;
+    r->created_at = now_wall(e);
+    sw_value_free(list);
+    sw_command_free(argv);
+    if (!error)
+        error = sw_store_put_run(e->st, r);
+    if (error) {
+        sw_engine__free_slot(e, s);
+        return fatal(e, error);
+    }
+    want_capture(e, s);
+    return SW_OK;
+}
+
+/* Renames the pid and exit files of the run's last attempt to
+ * attempt-N.pid and attempt-N.exit, so the next attempt starts from a
+ * folder that holds none (before the next attempt is committed, so a
+ * crash in between leaves the store's last attempt as it was). */
+static void archive_attempt(const sw_slot *s)
+{
+    static const char *const names[] = {"pid", "exit"};
+    char *from, *to;
+    size_t i;
+
+    for (i = 0; i < 2 && s->rec.attempts > 0; i++) {
+        from = sw_aprintf("%s/%s", s->run_dir, names[i]);
+        to = sw_aprintf("%s/attempt-%lld.%s", s->run_dir,
+                        (long long)s->rec.attempts, names[i]);
+        if (rename(from, to) != 0 && errno != ENOENT)
+            fprintf(stderr, "sweep: cannot rename %s: %s\n", from,
+                    strerror(errno));
+        free(from);
+        free(to);
+    }
+}
+
+static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
+                  const char *msg);
+
+/* Asks the executor for the attempt; what it cannot even try is a
+ * failed start, recorded as any failed attempt is. */
+static int request_launch(sw_engine *e, sw_slot *s)
+{
+    sw_contract c = {e->home, e->sweep.id, s->rec.id, s->rec.attempts,
+                     NULL,    NULL,        NULL};
+    char **argv = sw_contract_argv(s->rec.argv), **env = sw_contract_env(&c);
+    char *out = sw_aprintf("%s/stdout.log", s->run_dir);
+    char *err = sw_aprintf("%s/stderr.log", s->run_dir);
+    sw_launch l = {.key = s->rec.id,
+                   .argv = argv,
+                   .env = env,
+                   .cwd = e->sweep.cwd,
+                   .dir = s->run_dir,
+                   .stdout_path = out,
+                   .stderr_path = err};
+    int error = argv ? sw_executor_launch(e->ex, &l)
+                     : sw_error_set(SW_EINVALID, "its stored argv is unusable");
+
+    s->phase = SW_SLOT_LAUNCHING;
+    if (error)
+        error = finish(e, s, NULL, END_START_FAILED, sw_error_last());
+    sw_command_free(argv);
+    sw_command_free(env);
+    free(out);
+    free(err);
+    return error;
+}
+
+/* The run in `s`, its folder and code made ready (or not: `prepared`
+ * says why), as its next attempt: committed running, then launched. */
+static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
+                          const char *why)
+{
+    sw_run_rec *r = &s->rec;
+    int error;
+
+    r->attempts++;
+    r->state = SW_RUN_RUNNING;
+    r->started_at = now_wall(e);
+    r->ended_at = 0;
+    r->has_exit = false;
+    r->signal = 0;
+    set_str(&r->job, NULL);
+    set_str(&r->reason, NULL);
+    if ((error = sw_store_update_run(e->st, r)) != SW_OK)
+        return fatal(e, error);
+    if (prepared != SW_OK) {
+        s->phase = SW_SLOT_LAUNCHING;
+        return finish(e, s, NULL, END_START_FAILED, why);
+    }
+    return request_launch(e, s);
+}
+
+/* On a worker thread: the run's folder for its next attempt (the last
+ * attempt's status files put aside, checkpoint/, params.json) and the
+ * code it starts with. File creation is slow work: tens of microseconds
+ * to milliseconds a file, more on a busy disk. */
+static void capture_run(sw_engine_work *w)
+{
+    sw_capture_work *c = (sw_capture_work *)w;
+    sw_slot *s = c->slot;
+
+    archive_attempt(s);
+    sw_provenance_run(c->e, &s->rec); /* can't fail */
+    c->error = sw_contract_prepare(s->run_dir, s->rec.params);
+    c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
+}
+
+static void capture_done(sw_engine *e, sw_engine_work *w)
+{
+    sw_capture_work *c = (sw_capture_work *)w;
+    sw_slot *s = c->slot;
+    char *why = c->message;
+
+    e->capturing = false;
+    c->message = NULL;
+    if (stopping(e))
+        sw_engine__free_slot(e, s); /* still pending in the store */
+    else
+        launch_attempt(e, s, c->error, why);
+    free(why);
+}
+
+/* Starts the oldest waiting capture, one at a time. */
+static void next_capture(sw_engine *e)
+{
+    sw_slot *s;
+
+    while (!e->capturing && e->n_captures > 0) {
+        s = e->captures[0];
+        memmove(e->captures, e->captures + 1,
+                --e->n_captures * sizeof(sw_slot *));
+        if (stopping(e)) {
+            sw_engine__free_slot(e, s);
+            continue;
+        }
+        e->capture = (sw_capture_work){
+            {capture_run, capture_done, NULL}, e, s, SW_OK, NULL};
+        e->capturing = true;
+        e->host.submit(e->host.ctx, &e->capture.work);
+    }
+}
+
+static bool run_cap_reached(const sw_engine *e)
+{
+    return e->spec->run_cap > 0 && e->next_idx >= (uint64_t)e->spec->run_cap;
+}
+
+/* Fills free slots: queued runs first, then one suggestion at a time. */
+static void fill(sw_engine *e)
+{
+    sw_slot *s;
+
+    while (!stopping(e) && !e->suggesting && e->n_slots < (size_t)e->parallel &&
+           now_mono(e) >= e->backoff_until) {
+        if (e->qlen > 0) {
+            s = sw_engine__new_slot(e);
+            s->rec = e->queue[--e->qlen];
+            s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
+            want_capture(e, s);
+            continue;
+        }
+        if (e->search_done || run_cap_reached(e)) {
+            e->search_done = true;
+            return;
+        }
+        start_suggestion(e);
+    }
+}
+
+/* ---- ends ----------------------------------------------------------- */
+
+static void report_end(sw_engine *e, const sw_slot *s)
+{
+    if (e->quiet || e->tty)
+        return;
+    printf("run %s %s", s->rec.id, sw_run_state_name(s->rec.state));
+    if (s->rec.reason)
+        printf(" (%s)", s->rec.reason);
+    if (s->rec.has_value)
+        printf(" %s=%g", e->spec->metric.name, s->rec.value);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* How many runs may fail before the first success, before the sweep
+ * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
+ * limit (as W&B's agent does with WANDB_AGENT_MAX_INITIAL_FAILURES). A
+ * command that cannot work then costs five runs, not a night of them. */
+static size_t max_initial_failures(void)
+{
+    const char *s = getenv("SWEEP_MAX_INITIAL_FAILURES");
+    char *end;
+    unsigned long v;
+
+    if (!s || !*s)
+        return 5;
+    v = strtoul(s, &end, 10);
+    return *end ? 5 : (size_t)v;
+}
+
+static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
+{
+    size_t max = max_initial_failures();
+
+    if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
+        return;
+    e->gave_up = true;
+    fprintf(stderr,
+            "\nsweep: the first %zu runs all failed (the last: %s; "
+            "see %s/stderr.log): launching no more. Fix the command and "
+            "`sweep resume %s`, or set SWEEP_MAX_INITIAL_FAILURES.\n",
+            e->failed_here, s->rec.reason ? s->rec.reason : "?", s->run_dir,
+            e->sweep.id);
+}
+
+/* Why a failed attempt failed. */
+static void failure_reason(const sw_engine *e, const sw_slot *s,
+                           const sw_exit *x, end_kind how, const char *msg,
+                           char *out, size_t n)
+{
+    if (s->why)
+        snprintf(out, n, "timeout after %gs", e->spec->timeout);
+    else if (how == END_LOST)
+        snprintf(out, n, "lost: its supervisor died");
+    else if (how == END_START_FAILED)
+        snprintf(out, n, "cannot start: %s", msg ? msg : "?");
+    else if (x->exited)
+        snprintf(out, n, "exit %d", x->exit_code);
+    else
+        snprintf(out, n, "signal %d", x->signal);
+}
+
+/* A failed attempt: its run goes again while it has retries left. */
+static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
+                           end_kind how, const char *msg)
+{
+    char why[512];
+
+    failure_reason(e, s, x, how, msg, why, sizeof(why));
+    set_str(&s->rec.reason, why);
+    s->rec.state =
+        s->rec.attempts <= e->spec->retries ? SW_RUN_PENDING : SW_RUN_FAILED;
+    e->failed += s->rec.state == SW_RUN_FAILED;
+    e->failed_here += s->rec.state == SW_RUN_FAILED;
+    if (how == END_START_FAILED) {
+        fprintf(stderr, "sweep: run %s %s\n", s->rec.id, why);
+        e->launch_failures++;
+        e->backoff_until =
+            now_mono(e) +
+            fmin(BACKOFF_MAX_S,
+                 BACKOFF_MIN_S *
+                     ldexp(1.0, (int)fmin(e->launch_failures - 1, 20)));
+    }
+    give_up_if_all_failed(e, s);
+}
+
+/* Decides what an ended attempt means for its run, records it, and frees
+ * the slot. A trial canceled for running out of time failed, whatever it
+ * exited with: what it reported is not a result. */
+static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
+                  const char *msg)
+{
+    sw_exit none = {false, 0, 0};
+    bool timeout = s->why && strcmp(s->why, "timeout") == 0;
+    int error;
+
+    x = x ? x : &none;
+    if ((error = sw_engine__tail(e, s)) != SW_OK)
+        return fatal(e, error);
+    s->rec.ended_at = now_wall(e);
+    s->rec.has_exit = how == END_EXITED && x->exited;
+    s->rec.exit_code = s->rec.has_exit ? x->exit_code : 0;
+    s->rec.signal = how == END_EXITED && !x->exited ? x->signal : 0;
+    if (s->why && !timeout) {
+        s->rec.state = SW_RUN_CANCELED;
+        set_str(&s->rec.reason, s->why);
+        e->canceled++;
+    } else if (how == END_EXITED && !timeout && x->exited &&
+               x->exit_code == 0) {
+        s->rec.state = SW_RUN_FINISHED;
+        set_str(&s->rec.reason, NULL);
+        e->done++;
+    } else {
+        failed_attempt(e, s, x, how, msg);
+    }
+    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
+        return fatal(e, error);
+    report_end(e, s);
+    if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED)
+        sw_engine__tell_search(e, &s->rec, true);
+    if (s->rec.state == SW_RUN_PENDING)
+        sw_engine__enqueue(e, &s->rec);
+    sw_engine__free_slot(e, s);
+    return SW_OK;
+}
+
+/* ---- executor events ------------------------------------------------ */
+
+static void cancel(sw_engine *e, sw_slot *s, const char *why, bool force);
+
+static int on_started(sw_engine *e, sw_slot *s, const char *handle)
+{
+    int error;
+
+    set_str(&s->rec.job, handle);
+    if (s->phase == SW_SLOT_LAUNCHING) {
+        s->phase = SW_SLOT_RUNNING;
+        s->deadline = sw_engine__deadline(e, &s->rec);
+        e->launch_failures = 0;
+    }
+    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
+        return fatal(e, error);
+    if (s->why) /* canceled before it started */
+        cancel(e, s, s->why, false);
+    return SW_OK;
+}
+
+/* An adopted attempt that never started: its run goes again, with the
+ * next attempt number. */
+static int not_started(sw_engine *e, sw_slot *s)
+{
+    int error;
+
+    s->rec.state = SW_RUN_PENDING;
+    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
+        return fatal(e, error);
+    sw_engine__enqueue(e, &s->rec);
+    sw_engine__free_slot(e, s);
+    return SW_OK;
+}
+
+static int on_event(sw_engine *e, const sw_job_event *ev)
+{
+    sw_slot *s = find_slot(e, ev->key);
+
+    if (!s) {
+        fprintf(stderr, "sweep: the executor spoke of an unknown job %s\n",
+                ev->key ? ev->key : "(null)");
+        return SW_OK;
+    }
+    switch (ev->kind) {
+    case SW_JOB_STARTED:
+        return on_started(e, s, ev->handle);
+    case SW_JOB_START_FAILED:
+        return finish(e, s, NULL, END_START_FAILED, ev->message);
+    case SW_JOB_NOT_STARTED:
+        return not_started(e, s);
+    case SW_JOB_ENDED:
+        return finish(e, s, &ev->exit, END_EXITED, NULL);
+    case SW_JOB_LOST:
+        if (!e->quiet)
+            fprintf(stderr, "sweep: run %s: %s\n", s->rec.id,
+                    ev->message ? ev->message : "lost");
+        return finish(e, s, NULL, END_LOST, ev->message);
+    }
+    return SW_OK;
+}
+
+static void drain_events(sw_engine *e)
+{
+    sw_job_event ev;
+    int error = sw_executor_process(e->ex, now_mono(e));
+
+    if (error && !e->quiet)
+        fprintf(stderr, "sweep: executor %s: %s\n", sw_executor_name(e->ex),
+                sw_error_last());
+    while (sw_executor_next_event(e->ex, &ev) == 1) {
+        on_event(e, &ev);
+        sw_job_event_dispose(&ev);
+    }
+}
+
+/* ---- canceling ------------------------------------------------------ */
+
+/* Asks the attempt in `s` to stop, once; SIGKILL once the grace period
+ * has passed, or at once when `force`. A slot not yet launched is
+ * canceled when its launch is answered. */
+static void cancel(sw_engine *e, sw_slot *s, const char *why, bool force)
+{
+    double now = now_mono(e);
+
+    if (!s->why)
+        s->why = why;
+    if (!s->force_at)
+        s->force_at = now + e->grace;
+    force = force || now >= s->force_at;
+    if (s->phase == SW_SLOT_CAPTURE || s->killed)
+        return;
+    sw_executor_cancel(e->ex, s->rec.id, force);
+    s->killed = force && s->phase == SW_SLOT_RUNNING;
+}
+
+static void cancel_all(sw_engine *e, const char *why, bool force)
+{
+    size_t i;
+
+    for (i = 0; i < e->n_slots; i++)
+        cancel(e, e->slots[i], why, force);
+}
+
+static void enforce_deadlines(sw_engine *e)
+{
+    double now = now_mono(e);
+    size_t i;
+    sw_slot *s;
+
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (s->phase != SW_SLOT_RUNNING)
+            continue;
+        if (s->deadline && now >= s->deadline && !s->why)
+            cancel(e, s, "timeout", false);
+        else if (s->force_at && now >= s->force_at)
+            cancel(e, s, s->why, true);
+    }
+}
+
+void sw_engine__interrupt(sw_engine *e)
+{
+    e->interrupts++;
+}
+
+static void on_interrupts(sw_engine *e)
+{
+    int n = e->interrupts;
+
+    if (n == e->seen_interrupts)
+        return;
+    e->seen_interrupts = n;
+    if (n == 1) {
+        fprintf(stderr,
+                "\nsweep: stopping: no new trials; waiting for %zu "
+                "running (Ctrl-C again cancels them; `sweep resume %s` "
+                "continues)\n",
+                n_phase(e, SW_SLOT_RUNNING), e->sweep.id);
+    } else {
+        fprintf(stderr, "\nsweep: canceling %zu running trials\n",
+                n_phase(e, SW_SLOT_RUNNING) + n_phase(e, SW_SLOT_LAUNCHING));
+        cancel_all(e, "interrupted", n > 2);
+    }
+}
+
+/* ---- progress ------------------------------------------------------- */
+
+static void format_elapsed(char *out, size_t n, double secs)
+{
+    long t = (long)secs;
+
+    if (t >= 3600)
+        snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+/* Trials not started yet: those the search still holds (when it is
+ * bounded) plus retries waiting for a slot. */
+static void print_pending(const sw_engine *e)
+{
+    uint64_t left;
+
+    if (!e->size_bounded || e->size_saturated) {
+        printf("%zu+ pending", e->qlen);
+        return;
+    }
+    left = e->size_count > e->next_idx ? e->size_count - e->next_idx : 0;
+    printf("%llu pending", (unsigned long long)(left + e->qlen));
+}
+
+/* One status line, redrawn in place on a terminal. */
+static void progress(sw_engine *e, bool final)
+{
+    double now = now_mono(e);
+    char elapsed[32];
+
+    if (e->quiet || (!e->tty && !final) ||
+        (!final && now < e->last_progress + PROGRESS_S))
+        return;
+    e->last_progress = now;
+    format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
+    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
+           n_phase(e, SW_SLOT_RUNNING));
+    print_pending(e);
+    printf(", %zu failed", e->failed);
+    if (e->canceled)
+        printf(", %zu canceled", e->canceled);
+    if (e->has_best)
+        printf(", best %s=%g (%s)", e->spec->metric.name, e->best, e->best_run);
+    printf(", %s%s", elapsed, final ? "\n" : "");
+    fflush(stdout);
+}
+
+/* ---- the store's checkpoints ---------------------------------------- */
+
+/* On a worker thread: the WAL into the database file (an fsync). */
+static void checkpoint_run(sw_engine_work *w)
+{
+    sw_checkpoint_work *c = (sw_checkpoint_work *)w;
+
+    c->error = sw_store_checkpoint(c->path);
+    c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
+}
+
+static void checkpoint_done(sw_engine *e, sw_engine_work *w)
+{
+    sw_checkpoint_work *c = (sw_checkpoint_work *)w;
+
+    e->checkpointing = false;
+    if (c->error && !e->quiet)
+        fprintf(stderr, "sweep: %s\n", c->message);
+    free(c->message);
+    free(c->path);
+    c->message = c->path = NULL;
+}
+
+/* Keeps the store's WAL short, off the loop: once it has grown past
+ * CHECKPOINT_PAGES, and again only after a commit since (the size is
+ * what the last commit saw). */
+static void maybe_checkpoint(sw_engine *e)
+{
+    int pages = sw_store_wal_pages(e->st);
+
+    if (e->checkpointing || pages < CHECKPOINT_PAGES ||
+        pages == e->wal_checkpointed)
+        return;
+    e->wal_checkpointed = pages;
+    e->checkpoint =
+        (sw_checkpoint_work){{checkpoint_run, checkpoint_done, NULL},
+                             sw_strdup(sw_store_path(e->st)),
+                             SW_OK,
+                             NULL};
+    e->checkpointing = true;
+    e->host.submit(e->host.ctx, &e->checkpoint.work);
+}
+
+/* ---- the pump ------------------------------------------------------- */
+
+void sw_engine__work_done(sw_engine *e, sw_engine_work *w)
+{
+    sw_engine_work **p = &e->finished_work;
+
+    while (*p)
+        p = &(*p)->next;
+    w->next = NULL;
+    *p = w;
+}
+
+static void run_finished_work(sw_engine *e)
+{
+    sw_engine_work *w;
+
+    while ((w = e->finished_work)) {
+        e->finished_work = w->next;
+        w->done(e, w);
+    }
+}
+
+static void tail_all(sw_engine *e)
+{
+    double now = now_mono(e);
+    size_t i;
+
+    if (now < e->last_tail + TAIL_S) /* the same sum next_wake() asks for */
+        return;
+    e->last_tail = now;
+    for (i = 0; i < e->n_slots && !e->result; i++)
+        if (e->slots[i]->phase == SW_SLOT_RUNNING)
+            fatal(e, sw_engine__tail(e, e->slots[i]));
+}
+
+int sw_engine__begin(sw_engine *e)
+{
+    e->t0 = now_mono(e);
+    e->last_tail = e->t0;
+    read_size(e);
+    return e->resuming ? fatal(e, sw_engine__restore(e)) : SW_OK;
+}
+
+/* Does everything that is due now. */
+int sw_engine__pump(sw_engine *e)
+{
+    run_finished_work(e);
+    if (!e->result) {
+        on_interrupts(e);
+        drain_events(e);
+        tail_all(e);
+        enforce_deadlines(e);
+        if (e->target_hit && !e->cancel_sent) {
+            cancel_all(e, "target reached", false);
+            e->cancel_sent = true;
+        }
+        fill(e);
+        next_capture(e);
+        progress(e, false);
+    }
+    maybe_checkpoint(e);
+    e->finished =
+        !e->suggesting && !e->capturing && !e->checkpointing &&
+        (e->result || (e->n_slots == 0 &&
+                       (stopping(e) || (e->search_done && e->qlen == 0))));
+    return e->result;
+}
+
+static void consider(double *w, double t)
+{
+    if (t > 0 && (*w == 0 || t < *w))
+        *w = t;
+}
+
+double sw_engine__next_wake(sw_engine *e)
+{
+    double w = 0;
+    size_t i;
+    sw_slot *s;
+
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (s->phase != SW_SLOT_RUNNING)
+            continue;
+        consider(&w, s->why ? 0 : s->deadline);
+        consider(&w, s->killed ? 0 : s->force_at);
+        consider(&w, e->last_tail + TAIL_S);
+    }
+    consider(&w, sw_executor_next_wake(e->ex));
+    if (e->backoff_until > now_mono(e) && !stopping(e))
+        consider(&w, e->backoff_until);
+    if (e->tty)
+        consider(&w, e->last_progress + PROGRESS_S);
+    return w;
+}
+
+int sw_engine__end(sw_engine *e)
+{
+    bool interrupted = e->seen_interrupts && !e->target_hit;
+    int error;
+
+    progress(e, true);
+    if (e->result)
+        return e->result;
+    if (e->gave_up) {
+        error = sw_store_set_sweep_state(e->st, e->sweep.id, "failed", 0);
+        return error ? error
+                     : sw_error_set(SW_ERROR,
+                                    "sweep %s stopped: its first runs all "
+                                    "failed",
+                                    e->sweep.id);
+    }
+    return sw_store_set_sweep_state(e->st, e->sweep.id,
+                                    interrupted ? "interrupted" : "finished",
+                                    interrupted ? 0 : now_wall(e));
+}
