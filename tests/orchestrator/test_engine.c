@@ -1,0 +1,558 @@
+/*
+ * test_engine.c - the engine's decisions, driven by hand: a fake executor
+ * (fake_executor.h) whose attempts are scripted, a clock that moves only
+ * when the test moves it to the engine's next wake-up, slow work done at
+ * once, and a real store in a temporary folder. No processes, no sleeps.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_executor.h"
+#include "orchestrator/engine_internal.h"
+#include "testutil.h"
+
+typedef struct {
+    char dir[64];
+    char *home;
+    fake_clock clock;
+    fake_executor *fx;
+    sw_engine *e;
+    /* the script: per attempt, unless plan_fn is replaced */
+    fake_plan plan;
+    fake_plan second; /* attempts after the first */
+    const char *star; /* this run's suffix ("-1") gets star_output */
+    const char *star_output;
+} fixture;
+
+static void script(void *ctx, const char *key, int attempt, fake_plan *p)
+{
+    fixture *f = ctx;
+    size_t n = strlen(key), m = f->star ? strlen(f->star) : 0;
+
+    *p = attempt > 1 ? f->second : f->plan;
+    if (f->star && n >= m && strcmp(key + n - m, f->star) == 0)
+        p->output = f->star_output;
+}
+
+static void sync_submit(void *ctx, sw_engine_work *w)
+{
+    w->run(w);
+    sw_engine__work_done(ctx, w);
+}
+
+static int setup(void **state)
+{
+    fixture *f = sw_calloc(1, sizeof(*f));
+
+    snprintf(f->dir, sizeof(f->dir), "/tmp/sw-engine-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    f->home = sw_aprintf("%s/home", f->dir);
+    fake_clock_init(&f->clock);
+    f->plan = (fake_plan){false, 10, 0, false, 0, NULL};
+    f->second = f->plan;
+    *state = f;
+    return 0;
+}
+
+static void drop_engine(fixture *f)
+{
+    if (!f->e)
+        return;
+    sw_engine__dispose(f->e); /* frees the executor */
+    free(f->e);
+    f->e = NULL;
+    f->fx = NULL;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    drop_engine(f);
+    sw_test_rm_tree(f->dir);
+    free(f->home);
+    free(f);
+    return 0;
+}
+
+static void attach(fixture *f)
+{
+    f->fx = fake_executor_new(script, f);
+    f->e = sw_calloc(1, sizeof(sw_engine));
+    f->e->ex = &f->fx->base;
+    f->e->clock = &f->clock.base;
+}
+
+static void ready(fixture *f, const sw_engine_opts *o)
+{
+    if (sw_engine__setup(f->e, o) != SW_OK)
+        fail_msg("setup: %s", sw_error_last());
+    f->e->host = (sw_engine_host){sync_submit, f->e};
+    f->e->quiet = true;
+}
+
+/* A sweep of `yaml` (program, method and parameters given), ready. */
+static void start_sweep(fixture *f, const char *yaml, double grace)
+{
+    sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    char *path = sw_aprintf("%s/sweep.yaml", f->dir);
+    FILE *fp = fopen(path, "w");
+
+    assert_non_null(fp);
+    fputs(yaml, fp);
+    fclose(fp);
+    o.home = f->home;
+    o.quiet = true;
+    o.grace = grace;
+    attach(f);
+    if (sw_engine__prepare_run(f->e, path, &o) != SW_OK)
+        fail_msg("prepare: %s", sw_error_last());
+    free(path);
+    ready(f, &o);
+}
+
+/* Pumps, moving the clock to each wake-up, until the engine is done or
+ * `until` (monotonic) has come; returns sw_engine__end()'s result, or 1
+ * when stopped at `until`. */
+static int drive_until(fixture *f, double until)
+{
+    sw_engine *e = f->e;
+    double w;
+    int steps;
+
+    for (steps = 0; steps < 100000; steps++) {
+        sw_engine__pump(e);
+        if (e->finished)
+            return sw_engine__end(e);
+        if (e->finished_work)
+            continue;
+        w = sw_engine__next_wake(e);
+        if (w <= 0)
+            fail_msg("the engine waits for nothing: it would hang");
+        if (until > 0 && w >= until) {
+            f->clock.now = until;
+            return 1;
+        }
+        if (w > f->clock.now)
+            f->clock.now = w;
+    }
+    fail_msg("the engine did not finish");
+    return -1;
+}
+
+static int drive(fixture *f)
+{
+    if (sw_engine__begin(f->e) != SW_OK)
+        fail_msg("begin: %s", sw_error_last());
+    return drive_until(f, 0);
+}
+
+static sw_run_rec get_run(fixture *f, int n)
+{
+    sw_run_rec r;
+    char *id = sw_aprintf("%s-%d", f->e->sweep.id, n);
+
+    if (sw_store_get_run(f->e->st, id, &r) != SW_OK)
+        fail_msg("%s", sw_error_last());
+    free(id);
+    return r;
+}
+
+static int64_t count_runs(fixture *f, const char *state)
+{
+    sw_run_rec *runs;
+    size_t n, i;
+    int64_t c = 0;
+
+    assert_int_equal(sw_store_list_runs(f->e->st, f->e->sweep.id, &runs, &n),
+                     SW_OK);
+    for (i = 0; i < n; i++) {
+        c += !state || strcmp(sw_run_state_name(runs[i].state), state) == 0;
+        sw_run_rec_dispose(&runs[i]);
+    }
+    free(runs);
+    return c;
+}
+
+static const char *sweep_state(fixture *f)
+{
+    static char buf[32];
+    sw_sweep_rec s;
+
+    assert_int_equal(sw_store_get_sweep(f->e->st, f->e->sweep.id, &s), SW_OK);
+    snprintf(buf, sizeof(buf), "%s", s.state);
+    sw_sweep_rec_dispose(&s);
+    return buf;
+}
+
+#define GRID3                                                                  \
+    "program: train.py\nmethod: grid\n"                                        \
+    "parameters:\n  x:\n    values: [1, 2, 3]\n"
+
+static void test_grid_runs_to_its_end(void **state)
+{
+    fixture *f = *state;
+
+    start_sweep(f, GRID3 "parallel: 2\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    assert_int_equal(count_runs(f, NULL), 3);
+    assert_string_equal(sweep_state(f), "finished");
+    assert_int_equal(f->fx->launches, 3);
+    /* two at a time, 10 s each: 20 s of the fake clock */
+    assert_true(f->clock.now == 1020);
+    sw_run_rec r = get_run(f, 1);
+    assert_non_null(strstr(r.job, "fake "));
+    sw_run_rec_dispose(&r);
+}
+
+#define RANDOM                                                                 \
+    "program: train.py\nmethod: random\n"                                      \
+    "parameters:\n  x:\n    min: 0.0\n    max: 1.0\n"
+
+/* Defect: a launch that failed was not counted toward "the first runs all
+ * failed", had no back-off, and the fill loop never went back to the
+ * signal check: 481,096 failed runs in 10 minutes. */
+static void test_launch_failures_count_and_back_off(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.fail_launch = true;
+    start_sweep(f, RANDOM, 0);
+    assert_int_not_equal(drive(f), SW_OK);
+    assert_string_equal(sweep_state(f), "failed");
+    assert_int_equal(count_runs(f, NULL), 5);
+    assert_int_equal(count_runs(f, "failed"), 5);
+    sw_run_rec r = get_run(f, 5);
+    assert_string_equal(r.reason, "cannot start: fake: cannot start");
+    sw_run_rec_dispose(&r);
+    /* backed off 0.1 + 0.2 + 0.4 + 0.8 s between the five */
+    assert_true(f->clock.now - 1000 >= 1.5 - 1e-9);
+}
+
+static void test_interrupt_stops_failing_launches(void **state)
+{
+    fixture *f = *state;
+    int64_t n;
+
+    setenv("SWEEP_MAX_INITIAL_FAILURES", "0", 1); /* no limit */
+    f->plan.fail_launch = true;
+    start_sweep(f, RANDOM, 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1060), 1);
+    n = count_runs(f, NULL);
+    /* a minute of failing launches is a handful of runs, not thousands */
+    assert_in_range(n, 5, 12);
+    sw_engine__interrupt(f->e);
+    assert_int_equal(drive_until(f, 0), SW_OK);
+    assert_string_equal(sweep_state(f), "interrupted");
+    assert_int_equal(count_runs(f, NULL), n);
+    unsetenv("SWEEP_MAX_INITIAL_FAILURES");
+}
+
+#define ONE "program: train.py\nmethod: grid\nparameters:\n  x:\n    value: 1\n"
+
+/* Defect: a trial that checkpoints and exits 0 on SIGTERM after its
+ * timeout was recorded finished, and its partial value taught the
+ * search. */
+static void test_timeout_with_exit_0_is_a_failure(void **state)
+{
+    fixture *f = *state;
+
+    f->plan =
+        (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 0.5}\n"};
+    start_sweep(f, ONE "timeout: 5\nmetric: {name: loss}\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "failed");
+    assert_string_equal(r.reason, "timeout after 5s");
+    assert_true(r.has_exit);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(f->fx->terms, 1);
+    sw_run_rec_dispose(&r);
+}
+
+static void test_sigkill_after_the_grace_period(void **state)
+{
+    fixture *f = *state;
+    const fake_job *j;
+    char *key;
+
+    f->plan = (fake_plan){false, -1, 0, false, -1, NULL}; /* ignores TERM */
+    start_sweep(f, ONE "timeout: 5\n", 3);
+    assert_int_equal(drive(f), SW_OK);
+    key = sw_aprintf("%s-1", f->e->sweep.id);
+    j = fake_executor_job(f->fx, key);
+    free(key);
+    assert_true(j->term_at == 1005);
+    assert_true(j->kill_at == 1008);
+    assert_int_equal(f->fx->kills, 1);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "failed");
+    assert_int_equal(r.signal, 9);
+    sw_run_rec_dispose(&r);
+}
+
+/* Defect: timeouts were measured on the wall clock, so a clock step (or
+ * a suspend) fired them early or never. */
+static void test_wall_clock_steps_change_no_timeout(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.runtime = 4;
+    start_sweep(f, ONE "timeout: 5\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1002), 1);
+    f->clock.wall_skew = 3600; /* NTP, or a resume from suspend */
+    assert_int_equal(drive_until(f, 0), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(f->fx->terms, 0);
+    sw_run_rec_dispose(&r);
+}
+
+static void test_metric_target_cancels_the_rest(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 1}\n"};
+    f->star = "-2";
+    f->star_output = "@metrics {\"loss\": 0.05}\n";
+    start_sweep(f,
+                GRID3 "parallel: 3\n"
+                      "metric: {name: loss, goal: minimize, target: 0.1}\n",
+                0);
+    assert_int_equal(drive(f), SW_OK);
+    assert_string_equal(sweep_state(f), "finished");
+    assert_int_equal(count_runs(f, "canceled"), 3);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(r.reason, "target reached");
+    sw_run_rec_dispose(&r);
+    assert_true(f->e->has_best && f->e->best == 0.05);
+    assert_true(f->clock.now < 1001); /* at once, not after 100 s */
+}
+
+static void test_two_interrupts_cancel_running_trials(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 100, 0, false, 143, NULL};
+    start_sweep(f, GRID3 "parallel: 2\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1001), 1);
+    sw_engine__interrupt(f->e); /* Ctrl-C: launch nothing more */
+    assert_int_equal(drive_until(f, 1050), 1);
+    assert_int_equal(f->fx->terms, 0);
+    sw_engine__interrupt(f->e); /* again: cancel them */
+    assert_int_equal(drive_until(f, 0), SW_OK);
+    assert_int_equal(f->fx->terms, 2);
+    assert_int_equal(count_runs(f, "canceled"), 2);
+    assert_int_equal(count_runs(f, NULL), 2);
+    assert_string_equal(sweep_state(f), "interrupted");
+}
+
+static void test_one_interrupt_waits_for_running_trials(void **state)
+{
+    fixture *f = *state;
+
+    start_sweep(f, GRID3 "parallel: 2\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1001), 1);
+    sw_engine__interrupt(f->e);
+    assert_int_equal(drive_until(f, 0), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 2);
+    assert_int_equal(f->fx->launches, 2);
+    assert_string_equal(sweep_state(f), "interrupted");
+}
+
+static void test_lost_attempt_is_retried(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    start_sweep(f, ONE "retries: 1\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(r.attempts, 2);
+    sw_run_rec_dispose(&r);
+}
+
+static void test_lost_attempt_without_retries_fails(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    start_sweep(f, ONE, 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "failed");
+    assert_string_equal(r.reason, "lost: its supervisor died");
+    sw_run_rec_dispose(&r);
+}
+
+static void test_retry_after_a_failure(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.exit_code = 1;
+    start_sweep(f, GRID3 "retries: 2\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    sw_run_rec r = get_run(f, 2);
+    assert_int_equal(r.attempts, 2);
+    assert_int_equal(f->fx->launches, 6);
+    sw_run_rec_dispose(&r);
+}
+
+static void test_first_failures_stop_the_sweep(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.exit_code = 2;
+    start_sweep(f, RANDOM "parallel: 2\n", 0);
+    assert_int_equal(drive(f), SW_ERROR);
+    assert_string_equal(sweep_state(f), "failed");
+    /* the fifth failure stops launching; the run beside it ends too */
+    assert_int_equal(count_runs(f, NULL), 6);
+    assert_int_equal(count_runs(f, "failed"), 6);
+    assert_int_equal(f->fx->launches, 6);
+}
+
+/* `sweep` dies with two trials running; a new one adopts both through
+ * their handles and runs only the third. */
+static void crash_midway(fixture *f)
+{
+    start_sweep(f, GRID3 "parallel: 2\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1005), 1);
+    assert_int_equal(count_runs(f, "running"), 2);
+    drop_engine(f); /* no end: the store says running */
+}
+
+static void resume(fixture *f)
+{
+    sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    bool done;
+
+    o.home = f->home;
+    o.quiet = true;
+    attach(f);
+    if (sw_engine__prepare_resume(f->e, NULL, &o, &done) != SW_OK)
+        fail_msg("resume: %s", sw_error_last());
+    assert_false(done);
+    ready(f, &o);
+}
+
+static void test_resume_adopts_running_trials(void **state)
+{
+    fixture *f = *state;
+
+    crash_midway(f);
+    resume(f);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    assert_int_equal(count_runs(f, NULL), 3);
+    assert_int_equal(f->fx->launches, 1);
+    sw_run_rec r = get_run(f, 1);
+    assert_int_equal(r.attempts, 1);
+    sw_run_rec_dispose(&r);
+}
+
+/* The launch was committed but its answer never was: the executor finds
+ * that it never started, and the run goes again. */
+static void test_resume_relaunches_an_unanswered_launch(void **state)
+{
+    fixture *f = *state;
+    sw_run_rec r;
+
+    crash_midway(f);
+    resume(f);
+    r = get_run(f, 1);
+    free(r.job);
+    r.job = NULL;
+    assert_int_equal(sw_store_update_run(f->e->st, &r), SW_OK);
+    sw_run_rec_dispose(&r);
+    f->fx->adopt_started = false;
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    r = get_run(f, 1);
+    assert_int_equal(r.attempts, 2);
+    sw_run_rec_dispose(&r);
+}
+
+static int64_t sql_int(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *s;
+    int64_t v = -1;
+
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
+        fail_msg("%s", sqlite3_errmsg(h));
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return v;
+}
+
+/* Defect: an error in the middle of recording metrics left the
+ * transaction open; nothing rolled back outside the tests. A trigger
+ * makes the store refuse the second metric of a batch. */
+static void test_a_store_error_rolls_back(void **state)
+{
+    fixture *f = *state;
+    char *db = sw_aprintf("%s/sweep.db", f->home);
+
+    f->plan.output = "@metrics {\"loss\": 0.5, \"poison\": 1}\n";
+    start_sweep(f, ONE, 0);
+    assert_int_equal(sql_int(db,
+                             "CREATE TRIGGER poison BEFORE INSERT ON metrics"
+                             " WHEN NEW.name = 'poison'"
+                             " BEGIN SELECT RAISE(ABORT, 'injected'); END"),
+                     -1);
+    assert_int_not_equal(drive(f), SW_OK);
+    assert_int_equal(sql_int(db, "select count(*) from metrics"), 0);
+    assert_int_equal(sql_int(db, "select stdout_offset from runs"), 0);
+    /* no transaction was left open */
+    assert_int_equal(sw_store_begin(f->e->st), SW_OK);
+    assert_int_equal(sw_store_rollback(f->e->st), SW_OK);
+    free(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+        T(test_grid_runs_to_its_end),
+        T(test_launch_failures_count_and_back_off),
+        T(test_interrupt_stops_failing_launches),
+        T(test_timeout_with_exit_0_is_a_failure),
+        T(test_sigkill_after_the_grace_period),
+        T(test_wall_clock_steps_change_no_timeout),
+        T(test_metric_target_cancels_the_rest),
+        T(test_two_interrupts_cancel_running_trials),
+        T(test_one_interrupt_waits_for_running_trials),
+        T(test_lost_attempt_is_retried),
+        T(test_lost_attempt_without_retries_fails),
+        T(test_retry_after_a_failure),
+        T(test_first_failures_stop_the_sweep),
+        T(test_resume_adopts_running_trials),
+        T(test_resume_relaunches_an_unanswered_launch),
+        T(test_a_store_error_rolls_back),
+    };
+
+    setenv("SWEEP_GIT", "off", 1);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
