@@ -16,8 +16,11 @@
  * A frozen sweep runs its trials from a checkout of its code under
  * $SWEEP_HOME/code/<sweep id>; every run then records the sweep's code,
  * and a resumed sweep knows it is frozen from the folder it starts in.
+ * `sweep reproduce` gives a run's code back through sw_provenance_export
+ * (reproduce.h), from the git JSON alone, without an engine.
  */
 #include "orchestrator/provenance.h"
+#include "orchestrator/reproduce.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "backends/git.h"
+#include "orchestrator/contract.h"
 #include "sweeps/json.h"
 
 struct sw_provenance {
@@ -284,7 +288,7 @@ static int write_patch(sw_engine *e, const sw_run_rec *r,
     *out = NULL;
     if (!st->patch)
         unlink(path);
-    else if (!(error = sw_engine__mkdirs(dir)) &&
+    else if (!(error = sw_contract_mkdirs(dir)) &&
              !(error = write_bytes(path, st->patch, st->patch_len)))
         *out = path;
     if (!*out)
@@ -361,7 +365,7 @@ int sw_provenance_freeze(sw_engine *e)
     error = sw_git_export(p->git, e->sweep.git_commit, dir);
     cwd = sw_aprintf("%s%s", dir, e->sweep.cwd + strlen(root));
     if (!error)
-        error = sw_engine__mkdirs(cwd);
+        error = sw_contract_mkdirs(cwd);
     if (!error) {
         free(e->sweep.cwd);
         e->sweep.cwd = cwd;
@@ -370,6 +374,36 @@ int sw_provenance_freeze(sw_engine *e)
     }
     free(cwd);
     free(dir);
+    return error;
+}
+
+/* Parses the git JSON and exports its commit from its root's repository. */
+int sw_provenance_export(const char *git_json, const char *dir)
+{
+    sw_value *v = NULL;
+    sw_git *g = NULL;
+    const char *root = NULL, *commit = NULL;
+    int error;
+
+    if (!git_json)
+        return sw_error_set(SW_ENOTFOUND, "no code was recorded (it did not "
+                                          "start in a git repository)");
+    if (sw_json_parse(&v, git_json, strlen(git_json)) == SW_OK &&
+        v->type == SW_MAP) {
+        root = json_str(v, "root");
+        commit = json_str(v, "commit");
+    }
+    if (!root || !commit) {
+        error = sw_error_set(SW_EINVALID,
+                             "no commit was recorded (the repository had "
+                             "no commit and no file)");
+        goto done;
+    }
+    if ((error = sw_git_open(&g, root, NULL)) == SW_OK)
+        error = sw_git_export(g, commit, dir);
+done:
+    sw_git_free(g);
+    sw_value_free(v);
     return error;
 }
 

@@ -19,27 +19,25 @@ static sw_value *str_or_null(const char *s)
     return s ? sw_value_str(s) : sw_value_null();
 }
 
-static void add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
+static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
 {
-    sw_run_rec *runs = NULL;
-    size_t n = 0, i, done = 0, failed = 0;
+    int64_t counts[SW_RUN_N_STATES], runs = 0;
     sw_value *row[7];
+    int error = sw_store_count_runs(st, s->id, counts);
 
-    if (sw_store_list_runs(st, s->id, &runs, &n) == SW_OK)
-        for (i = 0; i < n; i++) {
-            done += runs[i].state == SW_RUN_FINISHED;
-            failed += runs[i].state == SW_RUN_FAILED;
-            sw_run_rec_dispose(&runs[i]);
-        }
-    free(runs);
+    if (error)
+        return error;
+    for (int i = 0; i < SW_RUN_N_STATES; i++)
+        runs += counts[i];
     row[0] = sw_value_str(s->id);
     row[1] = str_or_null(s->name);
     row[2] = sw_value_str(s->state);
     row[3] = sw_value_str(s->method);
-    row[4] = sw_value_int((int64_t)n);
-    row[5] = sw_value_int((int64_t)done);
-    row[6] = sw_value_int((int64_t)failed);
+    row[4] = sw_value_int(runs);
+    row[5] = sw_value_int(counts[SW_RUN_FINISHED]);
+    row[6] = sw_value_int(counts[SW_RUN_FAILED]);
     sw_table_add(t, row);
+    return SW_OK;
 }
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
@@ -55,13 +53,15 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
         return error;
     sw_table_init(&t, 7, cols);
     for (i = 0; i < n; i++) {
-        add_sweep(&t, st, &s[i]);
+        if (!error)
+            error = add_sweep(&t, st, &s[i]);
         sw_sweep_rec_dispose(&s[i]);
     }
     free(s);
-    sw_table_print(&t, fmt, stdout);
+    if (!error)
+        sw_table_print(&t, fmt, stdout);
     sw_table_dispose(&t);
-    return SW_OK;
+    return error;
 }
 
 void sw_cli_run_row(sw_value **row, const sw_run_rec *r)

@@ -7,15 +7,17 @@
  *
  * The code comes from the repository the run was recorded in, which must
  * still hold the commit: snapshots are kept under refs/sweep/. DIR must not
- * exist or be empty; nothing is overwritten.
+ * exist or be empty; nothing is overwritten. The export goes through the
+ * provenance module (reproduce.h) and the command line and environment
+ * through the trial contract (contract.h), so what is printed is what
+ * `sweep run` gave the trial.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "backends/git.h"
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/engine.h"
+#include "orchestrator/contract.h"
+#include "orchestrator/reproduce.h"
 
 static const char help[] =
     "usage: sweep reproduce RUN [DIR]\n\n"
@@ -51,20 +53,6 @@ static sw_value *run_git(const sw_run_rec *r)
     return v;
 }
 
-/* Writes the commit's files into `dir`. */
-static int export(const sw_value *git, const char *dir)
-{
-    sw_git *g = NULL;
-    int error = sw_git_open(&g, json_str(git, "root"), NULL);
-
-    if (!error)
-        error = sw_git_export(g, json_str(git, "commit"), dir);
-    if (error)
-        fprintf(stderr, "sweep reproduce: %s\n", sw_error_last());
-    sw_git_free(g);
-    return error;
-}
-
 static void print_code(const sw_value *git, const char *dir)
 {
     const char *head = json_str(git, "head"), *branch = json_str(git, "branch");
@@ -96,39 +84,33 @@ static void print_cwd(const sw_value *git, const char *sweep_cwd,
 
 static void print_argv(const sw_run_rec *r)
 {
-    sw_value *v = NULL;
+    char **argv = sw_contract_argv(r->argv);
     sw_buf b = SW_BUF_INIT;
-    char **argv;
 
-    if (!r->argv || sw_json_parse(&v, r->argv, strlen(r->argv)) != SW_OK ||
-        v->type != SW_LIST) {
-        sw_value_free(v);
+    if (!argv)
         return;
-    }
-    argv = sw_calloc(v->u.list.len + 1, sizeof(char *));
-    for (size_t i = 0; i < v->u.list.len; i++)
-        argv[i] = sw_value_to_py(v->u.list.items[i]);
     sw_cli_quote_argv(&b, argv);
     printf("command  %s\n", sw_buf_cstr(&b));
     sw_command_free(argv);
     sw_buf_dispose(&b);
-    sw_value_free(v);
 }
 
-/* The variables sweep adds to a trial's environment (the rest is
- * inherited from the shell that ran `sweep`). */
+/* The variables sweep adds to a trial's environment, as the trial
+ * contract gives them to the run's last attempt (the rest is inherited
+ * from the shell that ran `sweep`). */
 static void print_env(const sw_run_rec *r, const char *home)
 {
-    char *run_dir = sw_aprintf("%s/runs/%s", home, r->id);
+    sw_contract c = {
+        .home = home,
+        .sweep_id = r->sweep_id,
+        .run_id = r->id,
+        .attempt = r->attempts,
+    };
+    char **env = sw_contract_env(&c);
 
-    printf("env      SWEEP_ID=%s\n", r->sweep_id);
-    printf("         SWEEP_RUN_ID=%s\n", r->id);
-    printf("         SWEEP_RUN_DIR=%s\n", run_dir);
-    printf("         SWEEP_CHECKPOINT_DIR=%s/checkpoint\n", run_dir);
-    printf("         SWEEP_PARAMS=%s/params.json\n", run_dir);
-    printf("         SWEEP_ATTEMPT=%lld\n", (long long)r->attempts);
-    printf("         SWEEP_HOME=%s\n", home);
-    free(run_dir);
+    for (size_t i = 0; env[i]; i++)
+        printf("%-9s%s\n", i ? "" : "env", env[i]);
+    sw_command_free(env);
 }
 
 static int reproduce(sw_store *st, const char *id, const char *dir_arg)
@@ -136,11 +118,11 @@ static int reproduce(sw_store *st, const char *id, const char *dir_arg)
     sw_run_rec r = {0};
     sw_sweep_rec s = {0};
     sw_value *git = NULL;
-    char *home = realpath(sw_engine_home(), NULL), *dir = NULL;
+    char *home = realpath(sw_contract_home(), NULL), *dir = NULL;
     int status = SW_EXIT_FAIL;
 
     if (!home)
-        home = sw_strdup(sw_engine_home());
+        home = sw_strdup(sw_contract_home());
     if (sw_store_get_run(st, id, &r) ||
         sw_store_get_sweep(st, r.sweep_id, &s)) {
         fprintf(stderr, "sweep reproduce: %s\n", sw_error_last());
@@ -150,8 +132,10 @@ static int reproduce(sw_store *st, const char *id, const char *dir_arg)
         goto done;
     dir = dir_arg ? sw_strdup(dir_arg)
                   : sw_aprintf("%s/reproduce/%s", home, r.id);
-    if (export(git, dir) != SW_OK)
+    if (sw_provenance_export(r.git, dir) != SW_OK) {
+        fprintf(stderr, "sweep reproduce: %s\n", sw_error_last());
         goto done;
+    }
     printf("run      %s\n", r.id);
     print_code(git, dir);
     print_cwd(git, s.cwd, dir);

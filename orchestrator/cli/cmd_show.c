@@ -5,7 +5,6 @@
  * out), and the last value of each metric it reported.
  */
 #include <getopt.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
@@ -14,24 +13,12 @@ static const char help[] =
     "usage: sweep show RUN [--json]\n\n"
     "Everything recorded about one run (RUN is an id such as 3fa2c1d0-12).\n";
 
-typedef struct {
-    sw_value *last; /* map: metric name -> last value */
-} metric_ctx;
-
-static int on_metric(void *ctx, int64_t row, int ncols,
-                     const char *const *names, const sw_value *const *values)
+/* Adds one metric's last value to the map `ctx`. */
+static int on_metric(void *ctx, const char *name, bool has_value, double value)
 {
-    metric_ctx *m = ctx;
-
-    (void)names;
-    if (row >= 0 && ncols == 2 && values[0]->type == SW_STR)
-        sw_value_map_set(m->last, values[0]->u.s, sw_value_clone(values[1]));
+    sw_value_map_set(ctx, name,
+                     has_value ? sw_value_float(value) : sw_value_null());
     return SW_OK;
-}
-
-static bool plain_id(const char *id)
-{
-    return id[0] && strspn(id, "0123456789abcdefABCDEF-") == strlen(id);
 }
 
 /* The run's git facts (docs/provenance.md), or null outside git. */
@@ -49,18 +36,13 @@ static sw_value *git_value(const sw_run_rec *r)
 static sw_value *run_value(sw_store *st, const sw_run_rec *r)
 {
     sw_value *v = sw_value_map(), *params = NULL, *argv = NULL;
-    metric_ctx m = {sw_value_map()};
-    char *sql;
+    sw_value *metrics = sw_value_map();
 
     if (sw_json_parse(&params, r->params, strlen(r->params)) != SW_OK)
         params = sw_value_str(r->params);
     if (!r->argv || sw_json_parse(&argv, r->argv, strlen(r->argv)) != SW_OK)
         argv = sw_value_null();
-    sql = sw_aprintf("select name, value from metrics where run_id = '%s' "
-                     "order by rowid",
-                     r->id);
-    sw_store_query(st, sql, on_metric, &m);
-    free(sql);
+    sw_store_last_metrics(st, r->id, on_metric, metrics);
     sw_value_map_set(v, "id", sw_value_str(r->id));
     sw_value_map_set(v, "sweep", sw_value_str(r->sweep_id));
     sw_value_map_set(v, "state", sw_value_str(sw_run_state_name(r->state)));
@@ -88,7 +70,7 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
     sw_value_map_set(v, "dirty",
                      r->git ? sw_value_bool(r->git_dirty) : sw_value_null());
     sw_value_map_set(v, "git", git_value(r));
-    sw_value_map_set(v, "metrics", m.last);
+    sw_value_map_set(v, "metrics", metrics);
     return v;
 }
 
@@ -156,10 +138,6 @@ int sw_cmd_show(int argc, char **argv)
         return status;
     if (optind != argc - 1)
         return sw_cli_usage("show", "expected one run id");
-    if (!plain_id(argv[optind])) {
-        fprintf(stderr, "sweep show: no run '%s'\n", argv[optind]);
-        return SW_EXIT_FAIL;
-    }
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
     memset(&r, 0, sizeof(r));
