@@ -60,6 +60,7 @@ typedef struct {
     double force_at; /* monotonic SIGKILL time; 0: not canceling */
     const char *why; /* why we cancel it ("timeout", ...); NULL: we don't */
     bool adopted;    /* from an earlier orchestrator */
+    bool fresh;      /* a new trial, not in the store until it launches */
     bool killed;     /* SIGKILL sent: only its end is awaited */
     int out_fd;      /* its stdout.log, open for reading; -1: not yet */
 } sw_slot;

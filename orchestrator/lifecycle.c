@@ -11,12 +11,13 @@
  * calls sw_engine__pump() when anything may have happened. So the same
  * decisions run under libuv (uvloop.c) and under a unit test's hand.
  *
- * Invariants: a run is in the store (pending) before its attempt is
- * captured, and is committed running, with its attempt number and git
- * facts, before the executor is asked to launch it; the job handle is
- * committed as soon as the executor gives it. An attempt's end is decided
- * here once, from one executor event. One suggestion and one capture are
- * in flight at most; the search is not touched while its suggestion is.
+ * Invariants: a run is committed running, with its attempt number and
+ * git facts, before the executor is asked to launch it (a new run is
+ * first stored then, so nothing is left pending that never ran); a run's
+ * index in the search keys it, so a resume never makes it twice; the job
+ * handle is committed as soon as the executor gives it. An attempt's end
+ * is decided here once, from one executor event. One suggestion and one capture
+ * are in flight at most; the search is not touched while its suggestion is.
  */
 #include <errno.h>
 #include <math.h>
@@ -274,7 +275,9 @@ static void want_capture(sw_engine *e, sw_slot *s)
     e->captures[e->n_captures++] = s;
 }
 
-/* Records trial `t` as a pending run, committed, and queues its capture. */
+/* Makes trial `t` a run and queues its capture; the run is stored when
+ * its first attempt is committed, so a sweep that stops meanwhile leaves
+ * no run that never ran. */
 static int new_run(sw_engine *e, const sw_trial *t)
 {
     sw_command_opts co = SW_COMMAND_OPTS_INIT;
@@ -305,10 +308,9 @@ static int new_run(sw_engine *e, const sw_trial *t)
     r->argv = sw_buf_detach(&b);
     r->state = SW_RUN_PENDING;
     r->created_at = now_wall(e);
+    s->fresh = true;
     sw_value_free(list);
     sw_command_free(argv);
-    if (!error)
-        error = sw_store_put_run(e->st, r);
     if (error) {
         sw_engine__free_slot(e, s);
         return fatal(e, error);
@@ -387,8 +389,11 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     r->signal = 0;
     set_str(&r->job, NULL);
     set_str(&r->reason, NULL);
-    if ((error = sw_store_update_run(e->st, r)) != SW_OK)
+    error =
+        s->fresh ? sw_store_put_run(e->st, r) : sw_store_update_run(e->st, r);
+    if (error)
         return fatal(e, error);
+    s->fresh = false;
     if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
         return finish(e, s, NULL, END_START_FAILED, why);
