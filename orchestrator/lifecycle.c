@@ -359,7 +359,8 @@ static int request_launch(sw_engine *e, sw_slot *s)
                    .cwd = e->sweep.cwd,
                    .dir = s->run_dir,
                    .stdout_path = out,
-                   .stderr_path = err};
+                   .stderr_path = err,
+                   .resources = e->spec->resources};
     int error = argv ? sw_executor_launch(e->ex, &l)
                      : sw_error_set(SW_EINVALID, "its stored argv is unusable");
 

@@ -183,20 +183,29 @@ static void test_timeout_cancels_and_says_why(void **state)
     sw_h_dispose(&h);
 }
 
-/* Waits (10 s at most) until the sweep has a run running, so that what
- * the test does next happens mid-sweep however loaded the machine is. */
-static void wait_running(const sw_h *h)
+/* Waits (10 s at most) until the sweep has a run in `state`, so that
+ * what the test does next happens mid-sweep however loaded the machine
+ * is. */
+static void wait_state(const sw_h *h, const char *state)
 {
-    struct timespec ts = {0, 50 * 1000 * 1000};
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    char *sql =
+        sw_aprintf("select count(*) from runs where state = '%s'", state);
     int i;
 
-    for (i = 0; i < 200; i++) {
-        if (sw_h_count(h, "select count(*) from runs where state = "
-                          "'running'") > 0)
+    for (i = 0; i < 500; i++) {
+        if (sw_h_count(h, sql) > 0) {
+            free(sql);
             return;
+        }
         nanosleep(&ts, NULL);
     }
-    fail_msg("no run started in 10 s");
+    fail_msg("no run %s in 10 s", state);
+}
+
+static void wait_running(const sw_h *h)
+{
+    wait_state(h, "running");
 }
 
 /* Two orchestrators never run one sweep: a resume while `sweep run` is
@@ -326,7 +335,6 @@ static void test_adaptive_methods_run_and_resume(void **state)
 {
     static const char *const methods[] = {"bayes", "tpe"};
     const char *resume[] = {"resume", "--quiet", NULL};
-    struct timespec ts = {0, 700 * 1000 * 1000};
     char *file, *text;
     sw_h h;
     pid_t pid;
@@ -345,7 +353,7 @@ static void test_adaptive_methods_run_and_resume(void **state)
         file = sw_h_file(&h, "adaptive.yaml", text);
         const char *run[] = {"run", file, "--quiet", NULL};
         pid = sw_h_start(&h, run);
-        nanosleep(&ts, NULL);
+        wait_state(&h, "finished"); /* it has learned something */
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         assert_int_equal(sw_h_run(&h, resume, NULL), 0);
