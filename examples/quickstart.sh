@@ -8,6 +8,16 @@ bash .ci/install-deps --examples
 cmake --preset release >/dev/null
 cmake --build --preset release
 export SWEEP_HOME="${SWEEP_HOME:-$PWD/.sweep}"
+# The trainer needs the PyTorch and scikit-learn just installed, which are
+# Debian's: when the `python` first on PATH (pyenv, conda, a venv) lacks
+# them, the trials use Debian's interpreter instead.
+if [ -z "${SWEEP_INTERPRETER:-}" ]; then
+  py=$(command -v python || command -v python3 || true)
+  if [ -z "$py" ] || ! "$py" -c "import torch, sklearn" 2>/dev/null; then
+    export SWEEP_INTERPRETER=/usr/bin/python3
+    echo "quickstart: $py has no torch/sklearn: trials use /usr/bin/python3"
+  fi
+fi
 sweep=./build/release/orchestrator/sweep
 $sweep validate examples/sweeps/mlp-random.yaml
 $sweep run examples/sweeps/mlp-random.yaml
