@@ -182,6 +182,24 @@ void sw_engine__interrupt(sw_engine *e);
 /* Slow work is back (loop thread): its done() runs at the next pump. */
 void sw_engine__work_done(sw_engine *e, sw_engine_work *w);
 
+/* lifecycle.c, for the engine's other files: whether it launches no
+ * more; a store error that ends the sweep (returns it); the slots in a
+ * phase; trial `t` as a new run, queued for its capture. */
+bool sw_engine__stopping(const sw_engine *e);
+int sw_engine__fatal(sw_engine *e, int error);
+size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase);
+int sw_engine__new_run(sw_engine *e, const sw_trial *t);
+
+/* suggest.c: asks the search for its next trial on the worker pool;
+ * re-reads the search's size (only while no suggestion runs). */
+void sw_engine__suggest(sw_engine *e);
+void sw_engine__read_size(sw_engine *e);
+
+/* progress.c: the status line (redrawn at most every 0.25 s unless
+ * `final`), and one plain line for a run that ended. */
+void sw_engine__progress(sw_engine *e, bool final);
+void sw_engine__report_end(sw_engine *e, const sw_slot *s);
+
 /* lifecycle.c, for resume.c */
 sw_slot *sw_engine__new_slot(sw_engine *e);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);

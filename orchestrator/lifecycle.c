@@ -7,9 +7,11 @@
  *
  * It reads no clock but e->clock and starts nothing itself: the executor
  * runs attempts and answers with events, the host runs slow work (a
- * search suggestion, a git capture) and hands it back, and the driver
- * calls sw_engine__pump() when anything may have happened. So the same
+ * search suggestion, suggest.c; a run folder and its git capture; a
+ * store checkpoint) and hands it back, and the driver calls
+ * sw_engine__pump() when anything may have happened. So the same
  * decisions run under libuv (uvloop.c) and under a unit test's hand.
+ * What a person sees is progress.c's.
  *
  * Invariants: a run is committed running, with its attempt number and
  * git facts, before the executor is asked to launch it (a new run is
@@ -32,8 +34,7 @@
 #include "sweeps/command.h"
 #include "sweeps/json.h"
 
-#define TAIL_S 0.1      /* how often running trials' stdout is read */
-#define PROGRESS_S 0.25 /* how often a terminal's status line is redrawn */
+#define TAIL_S 0.1 /* how often running trials' stdout is read */
 #define BACKOFF_MIN_S 0.1
 #define BACKOFF_MAX_S 30.0
 #define CHECKPOINT_PAGES 1000 /* SQLite's own default */
@@ -56,7 +57,7 @@ static void set_str(char **dst, const char *src)
     *dst = src ? sw_strdup(src) : NULL;
 }
 
-static bool stopping(const sw_engine *e)
+bool sw_engine__stopping(const sw_engine *e)
 {
     return e->seen_interrupts > 0 || e->target_hit || e->gave_up ||
            e->result != SW_OK;
@@ -99,7 +100,7 @@ static sw_slot *find_slot(const sw_engine *e, const char *key)
     return NULL;
 }
 
-static size_t n_phase(const sw_engine *e, sw_slot_phase phase)
+size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase)
 {
     size_t i, n = 0;
 
@@ -127,7 +128,7 @@ double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
 }
 
 /* A store error ends the sweep: its trials keep running, for a resume. */
-static int fatal(sw_engine *e, int error)
+int sw_engine__fatal(sw_engine *e, int error)
 {
     if (error && !e->result) {
         sw_store_rollback(e->st);
@@ -137,7 +138,7 @@ static int fatal(sw_engine *e, int error)
     return error;
 }
 
-/* ---- the search ----------------------------------------------------- */
+/* ---- results ------------------------------------------------------ */
 
 static bool better(const sw_engine *e, double v, double than)
 {
@@ -164,107 +165,6 @@ void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
     }
 }
 
-/* The run as the search knows it: its index and parameters. */
-static int trial_of(const sw_run_rec *r, sw_trial *t)
-{
-    sw_trial_init(t);
-    if (sw_json_parse(&t->params, r->params, strlen(r->params)) != SW_OK)
-        return sw_error_set(SW_EIO,
-                            "run %s: its stored params are not JSON: %s", r->id,
-                            sw_error_last());
-    t->index = (uint64_t)r->idx;
-    snprintf(t->id, sizeof(t->id), "%s", r->cell);
-    return SW_OK;
-}
-
-static void apply_tell(sw_engine *e, sw_tell *t)
-{
-    int error = t->ended ? sw_search_observe(e->search, &t->trial, t->value)
-                         : sw_search_pending(e->search, &t->trial);
-
-    if (error)
-        fprintf(stderr, "sweep: trial %llu: %s\n",
-                (unsigned long long)t->trial.index, sw_error_last());
-    sw_trial_dispose(&t->trial);
-}
-
-/* Tells the search how a run ended (`ended`: its value, NaN for a failed
- * run or one without one) or that it is in flight; held while the search
- * is busy with a suggestion. A search that cannot take it (a run from
- * outside its space) is warned about, not fatal. */
-void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
-{
-    sw_tell t;
-
-    t.ended = ended;
-    t.value = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED
-                  ? (r->has_value ? r->value : NAN)
-                  : NAN;
-    if (trial_of(r, &t.trial) != SW_OK) {
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
-        sw_trial_dispose(&t.trial);
-        return;
-    }
-    if (!e->suggesting) {
-        apply_tell(e, &t);
-        return;
-    }
-    sw_grow(&e->tells, &e->cap_tells, e->n_tells + 1, sizeof(sw_tell));
-    e->tells[e->n_tells++] = t;
-}
-
-static void read_size(sw_engine *e)
-{
-    sw_search_size(e->search, &e->size_count, &e->size_bounded,
-                   &e->size_saturated);
-}
-
-/* On a worker thread: the search's next trial. */
-static void suggest_run(sw_engine_work *w)
-{
-    sw_suggest_work *sg = (sw_suggest_work *)w;
-
-    sg->error = sw_search_next(sg->e->search, &sg->trial);
-    sg->message =
-        sg->error && sg->error != SW_EDONE ? sw_strdup(sw_error_last()) : NULL;
-}
-
-static int new_run(sw_engine *e, const sw_trial *t);
-
-static void suggest_done(sw_engine *e, sw_engine_work *w)
-{
-    sw_suggest_work *sg = (sw_suggest_work *)w;
-    size_t i;
-
-    e->suggesting = false;
-    for (i = 0; i < e->n_tells; i++)
-        apply_tell(e, &e->tells[i]);
-    e->n_tells = 0;
-    read_size(e);
-    if (sg->error == SW_EDONE)
-        e->search_done = true;
-    else if (sg->error)
-        fatal(e, sw_error_set(sg->error, "the search: %s", sg->message));
-    else if (!stopping(e))
-        new_run(e, &sg->trial);
-    sw_trial_dispose(&sg->trial);
-    free(sg->message);
-    sg->message = NULL;
-}
-
-static void start_suggestion(sw_engine *e)
-{
-    sw_suggest_work *sg = &e->suggest;
-
-    memset(sg, 0, sizeof(*sg));
-    sg->work.run = suggest_run;
-    sg->work.done = suggest_done;
-    sg->e = e;
-    sw_trial_init(&sg->trial);
-    e->suggesting = true;
-    e->host.submit(e->host.ctx, &sg->work);
-}
-
 /* ---- from a trial to a launched attempt ----------------------------- */
 
 static void want_capture(sw_engine *e, sw_slot *s)
@@ -278,7 +178,7 @@ static void want_capture(sw_engine *e, sw_slot *s)
 /* Makes trial `t` a run and queues its capture; the run is stored when
  * its first attempt is committed, so a sweep that stops meanwhile leaves
  * no run that never ran. */
-static int new_run(sw_engine *e, const sw_trial *t)
+int sw_engine__new_run(sw_engine *e, const sw_trial *t)
 {
     sw_command_opts co = SW_COMMAND_OPTS_INIT;
     sw_buf b = SW_BUF_INIT;
@@ -313,7 +213,7 @@ static int new_run(sw_engine *e, const sw_trial *t)
     sw_command_free(argv);
     if (error) {
         sw_engine__free_slot(e, s);
-        return fatal(e, error);
+        return sw_engine__fatal(e, error);
     }
     want_capture(e, s);
     return SW_OK;
@@ -393,7 +293,7 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     error =
         s->fresh ? sw_store_put_run(e->st, r) : sw_store_update_run(e->st, r);
     if (error)
-        return fatal(e, error);
+        return sw_engine__fatal(e, error);
     s->fresh = false;
     if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
@@ -425,7 +325,7 @@ static void capture_done(sw_engine *e, sw_engine_work *w)
 
     e->capturing = false;
     c->message = NULL;
-    if (stopping(e))
+    if (sw_engine__stopping(e))
         sw_engine__free_slot(e, s); /* still pending in the store */
     else
         launch_attempt(e, s, c->error, why);
@@ -441,7 +341,7 @@ static void next_capture(sw_engine *e)
         s = e->captures[0];
         memmove(e->captures, e->captures + 1,
                 --e->n_captures * sizeof(sw_slot *));
-        if (stopping(e)) {
+        if (sw_engine__stopping(e)) {
             sw_engine__free_slot(e, s);
             continue;
         }
@@ -462,7 +362,8 @@ static void fill(sw_engine *e)
 {
     sw_slot *s;
 
-    while (!stopping(e) && !e->suggesting && e->n_slots < (size_t)e->parallel &&
+    while (!sw_engine__stopping(e) && !e->suggesting &&
+           e->n_slots < (size_t)e->parallel &&
            now_mono(e) >= e->backoff_until) {
         if (e->qlen > 0) {
             s = sw_engine__new_slot(e);
@@ -475,24 +376,11 @@ static void fill(sw_engine *e)
             e->search_done = true;
             return;
         }
-        start_suggestion(e);
+        sw_engine__suggest(e);
     }
 }
 
 /* ---- ends ----------------------------------------------------------- */
-
-static void report_end(sw_engine *e, const sw_slot *s)
-{
-    if (e->quiet || e->tty)
-        return;
-    printf("run %s %s", s->rec.id, sw_run_state_name(s->rec.state));
-    if (s->rec.reason)
-        printf(" (%s)", s->rec.reason);
-    if (s->rec.has_value)
-        printf(" %s=%g", e->spec->metric.name, s->rec.value);
-    printf("\n");
-    fflush(stdout);
-}
 
 /* How many runs may fail before the first success, before the sweep
  * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
@@ -578,7 +466,7 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
 
     x = x ? x : &none;
     if ((error = sw_engine__tail(e, s)) != SW_OK)
-        return fatal(e, error);
+        return sw_engine__fatal(e, error);
     s->rec.ended_at = now_wall(e);
     s->rec.has_exit = how == END_EXITED && x->exited;
     s->rec.exit_code = s->rec.has_exit ? x->exit_code : 0;
@@ -596,8 +484,8 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
         failed_attempt(e, s, x, how, msg);
     }
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
-        return fatal(e, error);
-    report_end(e, s);
+        return sw_engine__fatal(e, error);
+    sw_engine__report_end(e, s);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED)
         sw_engine__tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
@@ -621,7 +509,7 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
         e->launch_failures = 0;
     }
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
-        return fatal(e, error);
+        return sw_engine__fatal(e, error);
     if (s->why) /* canceled before it started */
         cancel(e, s, s->why, false);
     return SW_OK;
@@ -635,7 +523,7 @@ static int not_started(sw_engine *e, sw_slot *s)
 
     s->rec.state = SW_RUN_PENDING;
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
-        return fatal(e, error);
+        return sw_engine__fatal(e, error);
     sw_engine__enqueue(e, &s->rec);
     sw_engine__free_slot(e, s);
     return SW_OK;
@@ -744,61 +632,13 @@ static void on_interrupts(sw_engine *e)
                 "\nsweep: stopping: no new trials; waiting for %zu "
                 "running (Ctrl-C again cancels them; `sweep resume %s` "
                 "continues)\n",
-                n_phase(e, SW_SLOT_RUNNING), e->sweep.id);
+                sw_engine__count(e, SW_SLOT_RUNNING), e->sweep.id);
     } else {
         fprintf(stderr, "\nsweep: canceling %zu running trials\n",
-                n_phase(e, SW_SLOT_RUNNING) + n_phase(e, SW_SLOT_LAUNCHING));
+                sw_engine__count(e, SW_SLOT_RUNNING) +
+                    sw_engine__count(e, SW_SLOT_LAUNCHING));
         cancel_all(e, "interrupted", n > 2);
     }
-}
-
-/* ---- progress ------------------------------------------------------- */
-
-static void format_elapsed(char *out, size_t n, double secs)
-{
-    long t = (long)secs;
-
-    if (t >= 3600)
-        snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
-}
-
-/* Trials not started yet: those the search still holds (when it is
- * bounded) plus retries waiting for a slot. */
-static void print_pending(const sw_engine *e)
-{
-    uint64_t left;
-
-    if (!e->size_bounded || e->size_saturated) {
-        printf("%zu+ pending", e->qlen);
-        return;
-    }
-    left = e->size_count > e->next_idx ? e->size_count - e->next_idx : 0;
-    printf("%llu pending", (unsigned long long)(left + e->qlen));
-}
-
-/* One status line, redrawn in place on a terminal. */
-static void progress(sw_engine *e, bool final)
-{
-    double now = now_mono(e);
-    char elapsed[32];
-
-    if (e->quiet || (!e->tty && !final) ||
-        (!final && now < e->last_progress + PROGRESS_S))
-        return;
-    e->last_progress = now;
-    format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
-    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
-           n_phase(e, SW_SLOT_RUNNING));
-    print_pending(e);
-    printf(", %zu failed", e->failed);
-    if (e->canceled)
-        printf(", %zu canceled", e->canceled);
-    if (e->has_best)
-        printf(", best %s=%g (%s)", e->spec->metric.name, e->best, e->best_run);
-    printf(", %s%s", elapsed, final ? "\n" : "");
-    fflush(stdout);
 }
 
 /* ---- the store's checkpoints ---------------------------------------- */
@@ -876,15 +716,15 @@ static void tail_all(sw_engine *e)
     e->last_tail = now;
     for (i = 0; i < e->n_slots && !e->result; i++)
         if (e->slots[i]->phase == SW_SLOT_RUNNING)
-            fatal(e, sw_engine__tail(e, e->slots[i]));
+            sw_engine__fatal(e, sw_engine__tail(e, e->slots[i]));
 }
 
 int sw_engine__begin(sw_engine *e)
 {
     e->t0 = now_mono(e);
     e->last_tail = e->t0;
-    read_size(e);
-    return e->resuming ? fatal(e, sw_engine__restore(e)) : SW_OK;
+    sw_engine__read_size(e);
+    return e->resuming ? sw_engine__fatal(e, sw_engine__restore(e)) : SW_OK;
 }
 
 /* Does everything that is due now. */
@@ -902,13 +742,13 @@ int sw_engine__pump(sw_engine *e)
         }
         fill(e);
         next_capture(e);
-        progress(e, false);
+        sw_engine__progress(e, false);
     }
     maybe_checkpoint(e);
     e->finished =
         !e->suggesting && !e->capturing && !e->checkpointing &&
-        (e->result || (e->n_slots == 0 &&
-                       (stopping(e) || (e->search_done && e->qlen == 0))));
+        (e->result || (e->n_slots == 0 && (sw_engine__stopping(e) ||
+                                           (e->search_done && e->qlen == 0))));
     return e->result;
 }
 
@@ -933,10 +773,10 @@ double sw_engine__next_wake(sw_engine *e)
         consider(&w, e->last_tail + TAIL_S);
     }
     consider(&w, sw_executor_next_wake(e->ex));
-    if (e->backoff_until > now_mono(e) && !stopping(e))
+    if (e->backoff_until > now_mono(e) && !sw_engine__stopping(e))
         consider(&w, e->backoff_until);
     if (e->tty)
-        consider(&w, e->last_progress + PROGRESS_S);
+        consider(&w, e->last_progress + 0.25); /* progress.c's redraw */
     return w;
 }
 
@@ -945,7 +785,7 @@ int sw_engine__end(sw_engine *e)
     bool interrupted = e->seen_interrupts && !e->target_hit;
     int error;
 
-    progress(e, true);
+    sw_engine__progress(e, true);
     if (e->result)
         return e->result;
     if (e->gave_up) {
