@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "orchestrator/store.h"
 
 typedef struct {
@@ -1038,6 +1040,53 @@ static void test_query_refused(void **state)
     free(before);
 }
 
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    char *err = NULL;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s", err);
+    sqlite3_close(db);
+}
+
+/* A store of schema 2, as the engine before executors beyond local
+ * processes left it: a running run's pid and pgid become its job handle,
+ * and the sweep's backend is local. */
+static void test_migration_3_keeps_running_jobs(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1), got;
+    sw_run_rec r;
+
+    put_sweep(f->st, &s);
+    sw_store_close(f->st);
+    f->st = NULL;
+    raw_exec(f->path,
+             "ALTER TABLE sweeps DROP COLUMN backend;"
+             "ALTER TABLE runs DROP COLUMN job;"
+             "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
+             "ALTER TABLE runs ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0;"
+             "INSERT INTO runs (id, sweep_id, idx, cell, params, argv, state,"
+             " attempts, pid, pgid) VALUES"
+             " ('s1-1', 's1', 0, 'a', '{}', '[\"x\"]', 'running', 1, 12, 34),"
+             " ('s1-2', 's1', 1, 'b', '{}', '[\"x\"]', 'pending', 0, 0, 0);"
+             "PRAGMA user_version = 2;");
+    assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
+    assert_int_equal(sw_store_get_run(f->st, "s1-1", &r), SW_OK);
+    assert_string_equal(r.job, "12 34");
+    sw_run_rec_dispose(&r);
+    assert_int_equal(sw_store_get_run(f->st, "s1-2", &r), SW_OK);
+    assert_null(r.job);
+    sw_run_rec_dispose(&r);
+    assert_int_equal(sw_store_get_sweep(f->st, "s1", &got), SW_OK);
+    assert_string_equal(got.backend, "local");
+    sw_sweep_rec_dispose(&got);
+    expect_query_error(f->st, "select pid from runs",
+                       "SQL error: no such column: pid");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1064,6 +1113,7 @@ int main(void)
         T(test_query_stops_and_blobs),
         T(test_query_errors),
         T(test_query_refused),
+        T(test_migration_3_keeps_running_jobs),
 #undef T
     };
 

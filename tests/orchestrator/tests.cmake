@@ -1,9 +1,10 @@
-sw_test(orchestrator store sw_store)
+# SQLite is linked to the store's and the engine's tests to make old
+# schemas and inject faults by hand.
+pkg_check_modules(SQLITE_T REQUIRED IMPORTED_TARGET sqlite3)
+sw_test(orchestrator store sw_store PkgConfig::SQLITE_T)
 sw_test(orchestrator provenance sw_engine)
 sw_test(orchestrator metrics sw_engine)
-# The engine's decisions, on a fake executor and a fake clock; SQLite is
-# linked to inject faults into the store with a trigger.
-pkg_check_modules(SQLITE_T REQUIRED IMPORTED_TARGET sqlite3)
+# The engine's decisions, on a fake executor and a fake clock.
 sw_test(orchestrator engine sw_engine PkgConfig::SQLITE_T)
 target_sources(test_orchestrator_engine PRIVATE orchestrator/fake_executor.c)
 target_include_directories(test_orchestrator_engine PRIVATE
