@@ -22,7 +22,8 @@
  * from an earlier orchestrator, or left by our supervisor when it died)
  * are polled, on next_wake(). cancel() signals the trial's process group
  * directly. Time is only what process() was last given, so a fake clock
- * can drive it.
+ * can drive it. Reading the attempt's files (and its job handle) is
+ * local_files.c's business.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "backends/executor.h"
@@ -39,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -172,131 +172,6 @@ static sw_job_event *emit(local *lx, sw_job_event_kind kind, const attempt *a,
     return ev;
 }
 
-/* ---- the files in the attempt's folder ---- */
-
-static int join(char *buf, size_t n, const char *dir, const char *name)
-{
-    int len = snprintf(buf, n, "%s/%s", dir, name);
-
-    if (len < 0 || (size_t)len >= n)
-        return sw_error_set(SW_EINVALID, "attempt folder '%s': path too long",
-                            dir);
-    return SW_OK;
-}
-
-/* Reads the small file dir/name into `text`, NUL-terminated: 1, or 0
- * when it does not exist. */
-static int read_small(const char *dir, const char *name, char *text,
-                      size_t size)
-{
-    char path[PATH_MAX];
-    ssize_t n;
-    int fd, error;
-
-    if ((error = join(path, sizeof(path), dir, name)) < 0)
-        return error;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        return 0;
-    if (fd < 0)
-        return sw_error_set(SW_EIO, "cannot open '%s': %s", path,
-                            strerror(errno));
-    do
-        n = read(fd, text, size - 1);
-    while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n < 0)
-        return sw_error_set(SW_EIO, "cannot read '%s': %s", path,
-                            strerror(errno));
-    text[n] = '\0';
-    return 1;
-}
-
-static int parse_exit(const char *dir, const char *s, sw_exit *out)
-{
-    const char *num = NULL;
-    char *end;
-    long v;
-
-    memset(out, 0, sizeof(*out));
-    if (strncmp(s, "exit ", 5) == 0) {
-        out->exited = true;
-        num = s + 5;
-    } else if (strncmp(s, "signal ", 7) == 0) {
-        num = s + 7;
-    }
-    errno = 0;
-    v = num ? strtol(num, &end, 10) : 0;
-    if (!num || end == num || *end != '\n' || errno || v < 0 || v > 255)
-        return sw_error_set(SW_EIO, "%s/exit: malformed exit record", dir);
-    if (out->exited)
-        out->exit_code = (int)v;
-    else
-        out->signal = (int)v;
-    return SW_OK;
-}
-
-/* 1 and *out filled when `<dir>/exit` exists, 0 when it does not. */
-static int read_exit(const char *dir, sw_exit *out)
-{
-    char text[64];
-    int rc = read_small(dir, "exit", text, sizeof(text));
-
-    if (rc <= 0)
-        return rc;
-    rc = parse_exit(dir, text, out);
-    return rc < 0 ? rc : 1;
-}
-
-/* Takes a decimal int at *s: digits only, no sign, no leading zero. */
-static bool take_int(const char **s, long *out)
-{
-    const char *p = *s;
-    long v = 0;
-
-    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++)
-        if ((v = v * 10 + (*p - '0')) > INT_MAX)
-            return false;
-    *s = p;
-    *out = v;
-    return true;
-}
-
-/* Parses a handle, "PID PGID": the supervisor (> 0) and the trial's
- * process group (0 when nothing ran; never 1, init's). */
-static bool parse_handle(const char *s, pid_t *pid, pid_t *pgid)
-{
-    long a, b;
-
-    if (!take_int(&s, &a) || *s++ != ' ' || !take_int(&s, &b) || *s)
-        return false;
-    if (a == 0 || b == 1)
-        return false;
-    *pid = (pid_t)a;
-    *pgid = (pid_t)b;
-    return true;
-}
-
-/* Whether some supervisor still holds the lock on the attempt's pid
- * file: a pid alone may have been reused, or name a zombie. */
-static bool watched(const char *dir)
-{
-    char path[PATH_MAX];
-    bool held;
-    int fd;
-
-    if (join(path, sizeof(path), dir, "pid") < 0)
-        return false;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd); /* also drops our lock, if we got it */
-    return held;
-}
-
 /* ---- the supervisor ---- */
 
 static void lose_supervisor(local *lx);
@@ -403,7 +278,7 @@ static int signal_group(const attempt *a, int sig)
         return sw_error_set(
             SW_EINVALID,
             "attempt in '%s': its process group is the orchestrator's", a->dir);
-    if ((error = join(path, sizeof(path), a->dir, "exit")) < 0)
+    if ((error = sw_local__join(path, sizeof(path), a->dir, "exit")) < 0)
         return error;
     if (access(path, F_OK) == 0)
         return SW_OK;
@@ -420,12 +295,12 @@ static int signal_group(const attempt *a, int sig)
 static void check_end(local *lx, attempt *a)
 {
     sw_exit e;
-    int rc = read_exit(a->dir, &e);
+    int rc = sw_local__read_exit(a->dir, &e);
 
-    if (rc == 0 && watched(a->dir))
+    if (rc == 0 && sw_local__watched(a->dir))
         return;
     if (rc == 0)
-        rc = read_exit(a->dir, &e); /* it may have ended meanwhile */
+        rc = sw_local__read_exit(a->dir, &e); /* it may have ended meanwhile */
     if (rc > 0)
         emit(lx, SW_JOB_ENDED, a, NULL)->exit = e;
     else if (rc == 0)
@@ -457,14 +332,14 @@ static int start_from_pid_file(local *lx, attempt *a)
 {
     char text[64];
     size_t len;
-    int rc = read_small(a->dir, "pid", text, sizeof(text));
+    int rc = sw_local__read_small(a->dir, "pid", text, sizeof(text));
 
     if (rc <= 0)
         return rc;
     len = strlen(text);
     if (len > 0 && text[len - 1] == '\n')
         text[--len] = '\0';
-    if (!parse_handle(text, &a->pid, &a->pgid))
+    if (!sw_local__parse_handle(text, &a->pid, &a->pgid))
         return sw_error_set(SW_EIO, "%s/pid: malformed pid file", a->dir);
     a->ours = false;
     started(lx, a);
@@ -752,7 +627,7 @@ static int local_adopt(sw_executor *ex, const char *key, const char *dir,
 
     if ((error = check_new(lx, key, dir)) < 0)
         return error;
-    if (handle && !parse_handle(handle, &pid, &pgid))
+    if (handle && !sw_local__parse_handle(handle, &pid, &pgid))
         return sw_error_set(SW_EINVALID,
                             "local executor: '%s' is not a local job handle "
                             "(\"SUPERVISOR_PID TRIAL_PGID\")",

@@ -1,7 +1,9 @@
 /*
  * local_internal.h - what the two halves of the local executor share: the
  * orchestrator's side (local.c) and the supervisor process that starts
- * and watches trials (local_supervisor.c), and the messages between them.
+ * and watches trials (local_supervisor.c), and the messages between them;
+ * and how the orchestrator's side reads an attempt's folder
+ * (local_files.c).
  *
  * The orchestrator writes launch requests on a stream socket without
  * waiting for their replies; the supervisor serves them one at a time
@@ -12,7 +14,12 @@
 #ifndef SW_LOCAL_INTERNAL_H
 #define SW_LOCAL_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "backends/executor.h" /* sw_exit */
 
 /* A launch request: a 4-byte length, then NUL-terminated strings:
  * dir, stdout path, stderr path, cwd ("" for none), argc (decimal),
@@ -32,5 +39,28 @@ typedef struct {
  * `events`, and exits when the orchestrator has gone and no trial is
  * left. Never returns. */
 _Noreturn void sw_local__supervise(int sock, int events);
+
+/* ---- the attempt's folder (local_files.c) ---- */
+
+/* Writes "dir/name" into buf[n]; SW_EINVALID when it does not fit. */
+int sw_local__join(char *buf, size_t n, const char *dir, const char *name);
+
+/* Reads the small file dir/name into text[size], NUL-terminated (at most
+ * size - 1 bytes): 1, 0 when it does not exist, or a negative code. */
+int sw_local__read_small(const char *dir, const char *name, char *text,
+                         size_t size);
+
+/* 1 and *out filled when `<dir>/exit` exists, 0 when it does not, or a
+ * negative code (SW_EIO for a malformed record). */
+int sw_local__read_exit(const char *dir, sw_exit *out);
+
+/* Parses a job handle, "SUPERVISOR_PID TRIAL_PGID" (no newline): the
+ * supervisor (> 0) and the trial's process group (0 when nothing ran;
+ * never 1). False, *pid and *pgid untouched, when it is malformed. */
+bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid);
+
+/* Whether some supervisor still holds the lock on `<dir>/pid`; false when
+ * that file cannot be opened. Never blocks. */
+bool sw_local__watched(const char *dir);
 
 #endif
