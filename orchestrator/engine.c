@@ -210,10 +210,15 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     s->backend = sw_strdup(o->backend ? o->backend : "local");
 }
 
-/* The executor named `name`, unless one was given (a test's). */
+/* The executor named `name`, unless one was given (a test's). An unknown
+ * name is a usage error, said here. */
 static int make_executor(sw_engine *e, const char *name)
 {
-    return e->ex ? SW_OK : sw_executor_new(&e->ex, name);
+    int error = e->ex ? SW_OK : sw_executor_new(&e->ex, name);
+
+    if (error == SW_EINVALID)
+        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    return error;
 }
 
 /* Makes the sweep of the file at `path`, records it and takes its lock. */
@@ -222,13 +227,12 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
 {
     int error;
 
-    if ((error = sw_engine_load(&e->spec, path, NULL)) != SW_OK)
+    if ((error = sw_engine_load(&e->spec, path, NULL)) != SW_OK ||
+        (error = make_executor(e, o->backend ? o->backend : "local")))
         return error; /* already printed */
     if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
         return error;
     make_sweep(e, path, e->spec->source, o);
-    if ((error = make_executor(e, e->sweep.backend)) != SW_OK)
-        return error;
     e->parallel = e->sweep.parallel;
     sw_provenance_start(e, true);
     if (e->spec->code_snapshot && (error = sw_provenance_freeze(e)) != SW_OK)

@@ -234,6 +234,24 @@ static void test_one_orchestrator_per_sweep(void **state)
     sw_h_dispose(&h);
 }
 
+/* An unknown backend is a usage error, and no sweep is made. */
+static void test_unknown_backend_is_refused(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "s.yaml",
+                     "method: grid\ncommand: [/bin/true]\n"
+                     "parameters:\n  x: {values: [1, 2]}\n");
+    const char *run[] = {"run", file, "--backend", "nope", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 2);
+    assert_true(sw_h_count(&h, "select count(*) from sweeps") <= 0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* A command that cannot work stops a sweep after its first five runs,
  * not after a night of them; once it is fixed, resume runs them again. */
 static void test_first_failures_stop_the_sweep(void **state)
@@ -423,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_retry_resumes_from_checkpoint),
         cmocka_unit_test(test_timeout_cancels_and_says_why),
         cmocka_unit_test(test_one_orchestrator_per_sweep),
+        cmocka_unit_test(test_unknown_backend_is_refused),
         cmocka_unit_test(test_first_failures_stop_the_sweep),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
         cmocka_unit_test(test_adaptive_methods_run_and_resume),
