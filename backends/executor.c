@@ -33,9 +33,9 @@ int sw_executor_new(sw_executor **out, const char *name)
             return makers[i].make(out);
     for (i = 0; i < N_MAKERS; i++)
         sw_buf_printf(&names, "%s%s", i ? ", " : "", makers[i].name);
-    error = sw_error_set(SW_EINVALID,
-                         "unknown backend '%s' (the backends are: %s)",
-                         name ? name : "", sw_buf_cstr(&names));
+    error =
+        sw_error_set(SW_EINVALID, "unknown backend '%s' (the backends are: %s)",
+                     name ? name : "", sw_buf_cstr(&names));
     sw_buf_dispose(&names);
     return error;
 }

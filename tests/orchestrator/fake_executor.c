@@ -83,9 +83,7 @@ static int fake_adopt(sw_executor *ex, const char *key, const char *dir,
     (void)dir;
     j->adopted = true;
     j->answered = handle != NULL;
-    j->started = handle != NULL;
-    if (j->started)
-        j->end_at = j->plan.runtime >= 0 ? fx->now + j->plan.runtime : 0;
+    j->started = handle != NULL; /* its clock starts at the next process() */
     return SW_OK;
 }
 
@@ -158,6 +156,8 @@ static int fake_process(sw_executor *ex, double now)
             answer(fx, j);
         if (j->done || !j->started)
             continue;
+        if (j->adopted && !j->end_at && j->plan.runtime >= 0)
+            j->end_at = now + j->plan.runtime;
         if (j->kill_at)
             end(fx, j, false, 9);
         else if (j->term_at && j->plan.on_term >= 0)

@@ -431,13 +431,21 @@ static void test_first_failures_stop_the_sweep(void **state)
 
 /* `sweep` dies with two trials running; a new one adopts both through
  * their handles and runs only the third. */
-static void crash_midway(fixture *f)
+static void crash_midway_with(fixture *f, const char *extra)
 {
-    start_sweep(f, GRID3 "parallel: 2\n", 0);
+    char *yaml = sw_aprintf("%s%s", GRID3 "parallel: 2\n", extra);
+
+    start_sweep(f, yaml, 0);
+    free(yaml);
     assert_int_equal(sw_engine__begin(f->e), SW_OK);
     assert_int_equal(drive_until(f, 1005), 1);
     assert_int_equal(count_runs(f, "running"), 2);
     drop_engine(f); /* no end: the store says running */
+}
+
+static void crash_midway(fixture *f)
+{
+    crash_midway_with(f, "");
 }
 
 static void resume(fixture *f)
@@ -466,6 +474,24 @@ static void test_resume_adopts_running_trials(void **state)
     assert_int_equal(f->fx->launches, 1);
     sw_run_rec r = get_run(f, 1);
     assert_int_equal(r.attempts, 1);
+    sw_run_rec_dispose(&r);
+}
+
+/* A resumed sweep still enforces the timeout of the attempts it adopts,
+ * from when they started, not from when it adopted them. */
+static void test_resume_keeps_timeouts(void **state)
+{
+    fixture *f = *state;
+    sw_run_rec r;
+
+    f->plan.runtime = 100;
+    crash_midway_with(f, "timeout: 7\n");
+    resume(f);
+    assert_int_equal(drive(f), SW_OK);
+    r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "failed");
+    assert_string_equal(r.reason, "timeout after 7s");
+    assert_true(r.ended_at - r.started_at < 7.5);
     sw_run_rec_dispose(&r);
 }
 
@@ -549,6 +575,7 @@ int main(void)
         T(test_retry_after_a_failure),
         T(test_first_failures_stop_the_sweep),
         T(test_resume_adopts_running_trials),
+        T(test_resume_keeps_timeouts),
         T(test_resume_relaunches_an_unanswered_launch),
         T(test_a_store_error_rolls_back),
     };
