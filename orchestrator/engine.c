@@ -279,7 +279,8 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         error = lock_sweep(e);
     if (error)
         return error;
-    if (strcmp(e->sweep.state, "finished") == 0) {
+    if (strcmp(e->sweep.state, "finished") == 0 &&
+        !sw_engine__has_lost_runs(e)) {
         printf("sweep %s has already finished\n", e->sweep.id);
         *done = true;
         return SW_OK;

@@ -212,8 +212,12 @@ double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
  * records its metrics, up to its last complete line. */
 int sw_engine__tail(sw_engine *e, sw_slot *s);
 
-/* resume.c: replays the store's runs of the sweep into the engine. */
+/* resume.c: replays the store's runs of the sweep into the engine;
+ * whether a run failed because its last attempt was lost, and whether
+ * the sweep has such runs (a finished sweep with some is resumed). */
 int sw_engine__restore(sw_engine *e);
+bool sw_engine__was_lost(const sw_run_rec *r);
+bool sw_engine__has_lost_runs(sw_engine *e);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -38,6 +38,7 @@
 #define BACKOFF_MIN_S 0.1
 #define BACKOFF_MAX_S 30.0
 #define CHECKPOINT_PAGES 1000 /* SQLite's own default */
+#define MAX_LOST 3 /* lost attempts rerun per run; the next loss fails it */
 
 typedef enum { END_EXITED, END_LOST, END_START_FAILED } end_kind;
 
@@ -430,7 +431,8 @@ static void failure_reason(const sw_engine *e, const sw_slot *s,
         snprintf(out, n, "signal %d", x->signal);
 }
 
-/* A failed attempt: its run goes again while it has retries left. */
+/* A failed attempt: its run goes again while it has retries left (lost
+ * attempts were not its failures and use none). */
 static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
                            end_kind how, const char *msg)
 {
@@ -438,8 +440,9 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
 
     failure_reason(e, s, x, how, msg, why, sizeof(why));
     set_str(&s->rec.reason, why);
-    s->rec.state =
-        s->rec.attempts <= e->spec->retries ? SW_RUN_PENDING : SW_RUN_FAILED;
+    s->rec.state = s->rec.attempts - s->rec.lost <= e->spec->retries
+                       ? SW_RUN_PENDING
+                       : SW_RUN_FAILED;
     e->failed += s->rec.state == SW_RUN_FAILED;
     e->failed_here += s->rec.state == SW_RUN_FAILED;
     if (how == END_START_FAILED) {
@@ -451,6 +454,25 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
                  BACKOFF_MIN_S *
                      ldexp(1.0, (int)fmin(e->launch_failures - 1, 20)));
     }
+    give_up_if_all_failed(e, s);
+}
+
+/* A lost attempt: its trial did not fail, the machinery around it did.
+ * The run goes again without using a retry, MAX_LOST times. */
+static void lost_attempt(sw_engine *e, sw_slot *s)
+{
+    s->rec.lost++;
+    if (s->rec.lost <= MAX_LOST) {
+        set_str(&s->rec.reason, "lost: its supervisor died");
+        s->rec.state = SW_RUN_PENDING;
+        return;
+    }
+    free(s->rec.reason);
+    s->rec.reason = sw_aprintf("lost %lld times: its supervisor died",
+                               (long long)s->rec.lost);
+    s->rec.state = SW_RUN_FAILED;
+    e->failed++;
+    e->failed_here++;
     give_up_if_all_failed(e, s);
 }
 
@@ -480,6 +502,8 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
         s->rec.state = SW_RUN_FINISHED;
         set_str(&s->rec.reason, NULL);
         e->done++;
+    } else if (how == END_LOST && !timeout) {
+        lost_attempt(e, s);
     } else {
         failed_attempt(e, s, x, how, msg);
     }

@@ -48,6 +48,31 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     return SW_OK;
 }
 
+/* Whether run `r` ended failed because its last attempt was lost. */
+bool sw_engine__was_lost(const sw_run_rec *r)
+{
+    return r->state == SW_RUN_FAILED && r->reason &&
+           strncmp(r->reason, "lost", 4) == 0;
+}
+
+/* Whether the sweep has runs to finish although it is marked finished:
+ * runs whose last attempt was lost. */
+bool sw_engine__has_lost_runs(sw_engine *e)
+{
+    sw_run_rec *runs = NULL;
+    size_t i, n = 0;
+    bool lost = false;
+
+    if (sw_store_list_runs(e->st, e->sweep.id, &runs, &n) != SW_OK)
+        return false;
+    for (i = 0; i < n; i++) {
+        lost = lost || sw_engine__was_lost(&runs[i]);
+        sw_run_rec_dispose(&runs[i]);
+    }
+    free(runs);
+    return lost;
+}
+
 /* Resume: the store's runs, replayed into the counts, the search (so it
  * goes on from where it was, knowing every result) and the slots. */
 int sw_engine__restore(sw_engine *e)
@@ -65,8 +90,10 @@ int sw_engine__restore(sw_engine *e)
         interrupted = r->state == SW_RUN_CANCELED && r->reason &&
                       strcmp(r->reason, "interrupted") == 0;
         /* A sweep that gave up (its first runs all failed) is resumed
-         * once its command is fixed: those runs go again. */
-        if (interrupted || (gave_up && r->state == SW_RUN_FAILED)) {
+         * once its command is fixed: those runs go again; so do runs
+         * whose last attempt was lost, whatever the sweep's state. */
+        if (interrupted || sw_engine__was_lost(r) ||
+            (gave_up && r->state == SW_RUN_FAILED)) {
             r->state = SW_RUN_PENDING;
             interrupted = false;
             rerun++;
@@ -87,7 +114,7 @@ int sw_engine__restore(sw_engine *e)
     }
     free(runs);
     if (rerun && !e->quiet)
-        printf("sweep %s: %zu interrupted or failed runs go again\n",
+        printf("sweep %s: %zu interrupted, lost or failed runs go again\n",
                e->sweep.id, rerun);
     return error;
 }

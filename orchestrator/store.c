@@ -68,6 +68,10 @@ static const struct {
         "UPDATE runs SET job = pid || ' ' || pgid WHERE pid > 0;"
         "ALTER TABLE runs DROP COLUMN pid;"
         "ALTER TABLE runs DROP COLUMN pgid;"},
+    /* attempts that were lost (their supervisor died, or their end could
+     * not be recorded): not the trial's failure, so not one of its
+     * retries */
+    {4, "ALTER TABLE runs ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -79,7 +83,7 @@ static const struct {
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
-    " stdout_offset, value, git_commit, git_dirty, git"
+    " stdout_offset, value, git_commit, git_dirty, git, lost"
 
 /* put_run and update_run share ?1..?14 (the id and the mutable fields),
  * so one function binds both. */
@@ -105,14 +109,14 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
                   " attempts, started_at, ended_at, job, stdout_offset,"
                   " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
-                  " params, argv, created_at)"
+                  " params, argv, created_at, lost)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
                      " ended_at = ?8, job = ?9,"
                      " stdout_offset = ?10, value = ?11, git_commit = ?12,"
-                     " git_dirty = ?13, git = ?14 WHERE id = ?1",
+                     " git_dirty = ?13, git = ?14, lost = ?21 WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
@@ -763,7 +767,8 @@ static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
            bind_str(s, 9, r->job) ||
            sqlite3_bind_int64(s, 10, r->stdout_offset) ||
            bind_opt(s, 11, r->has_value, r->value) ||
-           bind_git(s, 12, r->git_commit, r->git_dirty, r->git);
+           bind_git(s, 12, r->git_commit, r->git_dirty, r->git) ||
+           sqlite3_bind_int64(s, 21, r->lost); /* ?15..?20: put_run's */
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
@@ -789,6 +794,7 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->git_commit = col_str(s, 17);
     r->git_dirty = sqlite3_column_int(s, 18) != 0;
     r->git = col_str(s, 19);
+    r->lost = sqlite3_column_int64(s, 20);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }

@@ -88,6 +88,7 @@ typedef struct {
     int exit_code; /* when has_exit */
     int signal;    /* 0, or the signal that ended it */
     int64_t attempts;
+    int64_t lost; /* of those, attempts that were lost: not a retry */
     double created_at, started_at, ended_at; /* 0: not yet */
     char *job; /* the current attempt's job handle, the executor's own;
                   NULL: its launch was not answered (yet) */

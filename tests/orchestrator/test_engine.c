@@ -27,9 +27,12 @@ typedef struct {
     fake_clock clock;
     fake_executor *fx;
     sw_engine *e;
-    /* the script: per attempt, unless plan_fn is replaced */
+    /* the script: what the first attempt of a run does, the second and
+     * later ones, and (when has_third) the third and later ones */
     fake_plan plan;
-    fake_plan second; /* attempts after the first */
+    fake_plan second;
+    fake_plan third;
+    bool has_third;
     const char *star; /* this run's suffix ("-1") gets star_output */
     const char *star_output;
 } fixture;
@@ -39,7 +42,9 @@ static void script(void *ctx, const char *key, int attempt, fake_plan *p)
     fixture *f = ctx;
     size_t n = strlen(key), m = f->star ? strlen(f->star) : 0;
 
-    *p = attempt > 1 ? f->second : f->plan;
+    *p = attempt > 2 && f->has_third ? f->third
+         : attempt > 1               ? f->second
+                                     : f->plan;
     if (f->star && n >= m && strcmp(key + n - m, f->star) == 0)
         p->output = f->star_output;
 }
@@ -375,20 +380,10 @@ static void test_one_interrupt_waits_for_running_trials(void **state)
     assert_string_equal(sweep_state(f), "interrupted");
 }
 
-static void test_lost_attempt_is_retried(void **state)
-{
-    fixture *f = *state;
-
-    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
-    start_sweep(f, ONE "retries: 1\n", 0);
-    assert_int_equal(drive(f), SW_OK);
-    sw_run_rec r = get_run(f, 1);
-    assert_string_equal(sw_run_state_name(r.state), "finished");
-    assert_int_equal(r.attempts, 2);
-    sw_run_rec_dispose(&r);
-}
-
-static void test_lost_attempt_without_retries_fails(void **state)
+/* A lost attempt was not the trial's failure: the run goes again
+ * without using a retry (issue 13: 40-79 grid points of 300 were lost for
+ * good when supervisors died). */
+static void test_lost_attempt_is_rerun_without_a_retry(void **state)
 {
     fixture *f = *state;
 
@@ -396,8 +391,43 @@ static void test_lost_attempt_without_retries_fails(void **state)
     start_sweep(f, ONE, 0);
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(r.attempts, 2);
+    assert_int_equal(r.lost, 1);
+    sw_run_rec_dispose(&r);
+}
+
+/* Lost, then failed, then finished: the failure used the one retry, the
+ * loss none. */
+static void test_lost_attempt_leaves_the_retries(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    f->second = (fake_plan){false, 1, 1, false, 0, NULL};
+    f->third = (fake_plan){false, 1, 0, false, 0, NULL};
+    f->has_third = true;
+    start_sweep(f, ONE "retries: 1\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(r.attempts, 3);
+    sw_run_rec_dispose(&r);
+}
+
+/* A run lost again and again ends, failed, after its fourth loss. */
+static void test_always_lost_fails_in_the_end(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    f->second = f->plan;
+    start_sweep(f, ONE, 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
     assert_string_equal(sw_run_state_name(r.state), "failed");
-    assert_string_equal(r.reason, "lost: its supervisor died");
+    assert_string_equal(r.reason, "lost 4 times: its supervisor died");
+    assert_int_equal(r.attempts, 4);
     sw_run_rec_dispose(&r);
 }
 
@@ -495,6 +525,32 @@ static void test_resume_keeps_timeouts(void **state)
     sw_run_rec_dispose(&r);
 }
 
+/* A sweep the old engine finished with a run lost for good (failed,
+ * "lost: ...") is resumed, and that run goes again. */
+static void test_resume_reruns_lost_runs_of_a_finished_sweep(void **state)
+{
+    fixture *f = *state;
+    sw_run_rec r;
+
+    start_sweep(f, GRID3, 0);
+    assert_int_equal(drive(f), SW_OK);
+    r = get_run(f, 2);
+    r.state = SW_RUN_FAILED;
+    free(r.reason);
+    r.reason = sw_strdup("lost: its supervisor died");
+    assert_int_equal(sw_store_update_run(f->e->st, &r), SW_OK);
+    sw_run_rec_dispose(&r);
+    drop_engine(f);
+    resume(f);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    assert_int_equal(f->fx->launches, 1);
+    r = get_run(f, 2);
+    assert_int_equal(r.attempts, 2);
+    sw_run_rec_dispose(&r);
+    assert_string_equal(sweep_state(f), "finished");
+}
+
 /* The launch was committed but its answer never was: the executor finds
  * that it never started, and the run goes again. */
 static void test_resume_relaunches_an_unanswered_launch(void **state)
@@ -570,12 +626,14 @@ int main(void)
         T(test_metric_target_cancels_the_rest),
         T(test_two_interrupts_cancel_running_trials),
         T(test_one_interrupt_waits_for_running_trials),
-        T(test_lost_attempt_is_retried),
-        T(test_lost_attempt_without_retries_fails),
+        T(test_lost_attempt_is_rerun_without_a_retry),
+        T(test_lost_attempt_leaves_the_retries),
+        T(test_always_lost_fails_in_the_end),
         T(test_retry_after_a_failure),
         T(test_first_failures_stop_the_sweep),
         T(test_resume_adopts_running_trials),
         T(test_resume_keeps_timeouts),
+        T(test_resume_reruns_lost_runs_of_a_finished_sweep),
         T(test_resume_relaunches_an_unanswered_launch),
         T(test_a_store_error_rolls_back),
     };

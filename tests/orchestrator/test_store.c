@@ -232,7 +232,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 3);
+    assert_int_equal(user_version(f->path), 4);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -472,6 +472,7 @@ static void assert_run_equal(const sw_run_rec *a, const sw_run_rec *b)
         assert_int_equal(a->exit_code, b->exit_code);
     assert_int_equal(a->signal, b->signal);
     assert_int_equal(a->attempts, b->attempts);
+    assert_int_equal(a->lost, b->lost);
     assert_true(a->created_at == b->created_at);
     assert_true(a->started_at == b->started_at);
     assert_true(a->ended_at == b->ended_at);
@@ -518,6 +519,7 @@ static void test_run_round_trip(void **state)
     done.exit_code = 3;
     done.signal = 9;
     done.attempts = 2;
+    done.lost = 1;
     done.started_at = 1700000002.5;
     done.ended_at = 1700000003.125;
     done.job = "4242 4240";
@@ -1066,6 +1068,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     raw_exec(f->path,
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE runs DROP COLUMN job;"
+             "ALTER TABLE runs DROP COLUMN lost;"
              "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
              "ALTER TABLE runs ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0;"
              "INSERT INTO runs (id, sweep_id, idx, cell, params, argv, state,"
