@@ -291,7 +291,8 @@ static int signal_group(const attempt *a, int sig)
 
 /* Queues the end of running attempt `a` if it has come: SW_JOB_ENDED
  * when its exit file says how, SW_JOB_LOST when nobody watches it (the
- * lock also tells of our own supervisor failing to write the file). */
+ * lock also tells of our own supervisor failing to write the file); a
+ * lost trial's group is killed first, as the engine reruns its run. */
 static void check_end(local *lx, attempt *a)
 {
     sw_exit e;
@@ -301,6 +302,8 @@ static void check_end(local *lx, attempt *a)
         return;
     if (rc == 0)
         rc = sw_local__read_exit(a->dir, &e); /* it may have ended meanwhile */
+    if (rc == 0) /* it may still run, unwatched: end it before any rerun */
+        (void)signal_group(a, SIGKILL);
     if (rc > 0)
         emit(lx, SW_JOB_ENDED, a, NULL)->exit = e;
     else if (rc == 0)

@@ -347,6 +347,40 @@ static void test_ctrl_c_leaves_a_resumable_sweep(void **state)
     }
 }
 
+/* The supervisor dies mid-sweep (OOM killer, a stray kill): its trials'
+ * attempts are lost, not failed; they are rerun at once under a new
+ * supervisor, with no retry configured, and every point finishes. */
+static void test_supervisor_killed_loses_nothing(void **state)
+{
+    const char *sup = "select cast(substr(job, 1, instr(job, ' ') - 1) as"
+                      " integer) from runs where state = 'running' and job"
+                      " is not null limit 1";
+    sw_h h;
+    char *file;
+    pid_t pid;
+    long supervisor;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "parallel: 2",
+                     "  x: {values: [0, 1, 2, 3, 4, 5]}\n"
+                     "  steps: {value: 3}\n  sleep: {value: 0.3}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0);
+    wait_running(&h);
+    supervisor = sw_h_count(&h, sup);
+    assert_true(supervisor > 1);
+    assert_int_equal(kill((pid_t)supervisor, SIGKILL), 0);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     6);
+    assert_in_range(sw_h_count(&h, "select sum(lost) from runs"), 1, 2);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* Bayesian and TPE sweeps run end to end, learn from each result, and
  * resume after a SIGKILL without repeating or losing a run. */
 static void test_adaptive_methods_run_and_resume(void **state)
@@ -444,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_unknown_backend_is_refused),
         cmocka_unit_test(test_first_failures_stop_the_sweep),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
+        cmocka_unit_test(test_supervisor_killed_loses_nothing),
         cmocka_unit_test(test_adaptive_methods_run_and_resume),
         cmocka_unit_test(test_chaos_sigkill_and_resume),
     };
