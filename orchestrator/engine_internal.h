@@ -62,7 +62,9 @@ typedef struct {
     bool adopted;    /* from an earlier orchestrator */
     bool fresh;      /* a new trial, not in the store until it launches */
     bool killed;     /* SIGKILL sent: only its end is awaited */
-    int out_fd;      /* its stdout.log, open for reading; -1: not yet */
+    bool proven;     /* reported a metric, or ran PROBATION_S (lifecycle.c) */
+    double launched_at; /* monotonic; when its launch was asked for */
+    int out_fd;         /* its stdout.log, open for reading; -1: not yet */
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */

@@ -39,6 +39,7 @@
 #define BACKOFF_MAX_S 30.0
 #define CHECKPOINT_PAGES 1000 /* SQLite's own default */
 #define MAX_LOST 3 /* lost attempts rerun per run; the next loss fails it */
+#define PROBATION_S 30.0 /* before any run finished: see probation_room() */
 
 typedef enum { END_EXITED, END_LOST, END_START_FAILED } end_kind;
 
@@ -266,6 +267,7 @@ static int request_launch(sw_engine *e, sw_slot *s)
                      : sw_error_set(SW_EINVALID, "its stored argv is unusable");
 
     s->phase = SW_SLOT_LAUNCHING;
+    s->launched_at = now_mono(e);
     if (error)
         error = finish(e, s, NULL, END_START_FAILED, sw_error_last());
     sw_command_free(argv);
@@ -358,6 +360,34 @@ static bool run_cap_reached(const sw_engine *e)
     return e->spec->run_cap > 0 && e->next_idx >= (uint64_t)e->spec->run_cap;
 }
 
+static size_t max_initial_failures(void);
+
+/* Whether one more attempt may start while no run has finished yet. A
+ * command that cannot work must cost the first-failures rule's five
+ * runs, not `parallel` of them (64 failed runs at --parallel 64): until
+ * a run finishes, attempts that have not yet shown they work (reported
+ * a metric, or run PROBATION_S) are at most as many as the failures the
+ * rule has left. At --parallel 64 the first five start at once and the
+ * rest as soon as one reports. */
+static bool probation_room(sw_engine *e)
+{
+    size_t max = max_initial_failures(), unproven = 0, i;
+    double now = now_mono(e);
+    sw_slot *s;
+
+    if (e->done > 0 || max == 0)
+        return true;
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (!s->proven && s->launched_at > 0 &&
+            now >= s->launched_at + PROBATION_S)
+            s->proven = true;
+        unproven += !s->proven;
+    }
+    unproven += e->suggesting;
+    return unproven + e->failed_here < max;
+}
+
 /* Fills free slots: queued runs first, then one suggestion at a time. */
 static void fill(sw_engine *e)
 {
@@ -365,7 +395,7 @@ static void fill(sw_engine *e)
 
     while (!sw_engine__stopping(e) && !e->suggesting &&
            e->n_slots < (size_t)e->parallel &&
-           now_mono(e) >= e->backoff_until) {
+           now_mono(e) >= e->backoff_until && probation_room(e)) {
         if (e->qlen > 0) {
             s = sw_engine__new_slot(e);
             s->rec = e->queue[--e->qlen];
@@ -795,6 +825,9 @@ double sw_engine__next_wake(sw_engine *e)
         consider(&w, s->why ? 0 : s->deadline);
         consider(&w, s->killed ? 0 : s->force_at);
         consider(&w, e->last_tail + TAIL_S);
+        if (!s->proven && e->done == 0 && !sw_engine__stopping(e) &&
+            s->launched_at + PROBATION_S > now_mono(e))
+            consider(&w, s->launched_at + PROBATION_S);
     }
     consider(&w, sw_executor_next_wake(e->ex));
     if (e->backoff_until > now_mono(e) && !sw_engine__stopping(e))

@@ -109,8 +109,10 @@ int sw_engine__tail(sw_engine *e, sw_slot *s)
         used = parse_lines(e, s, e->buf, (size_t)len, &b);
         if (used > 0)
             error = record_metrics(e, s, &b, used);
-        if (b.len)
+        if (b.len) {
+            s->proven = true; /* it got as far as reporting */
             sw_engine__note_value(e, &s->rec);
+        }
         sw_metric_batch_dispose(&b);
     }
     return error;

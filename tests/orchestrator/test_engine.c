@@ -453,10 +453,50 @@ static void test_first_failures_stop_the_sweep(void **state)
     start_sweep(f, RANDOM "parallel: 2\n", 0);
     assert_int_equal(drive(f), SW_ERROR);
     assert_string_equal(sweep_state(f), "failed");
-    /* the fifth failure stops launching; the run beside it ends too */
-    assert_int_equal(count_runs(f, NULL), 6);
-    assert_int_equal(count_runs(f, "failed"), 6);
-    assert_int_equal(f->fx->launches, 6);
+    assert_int_equal(count_runs(f, NULL), 5);
+    assert_int_equal(count_runs(f, "failed"), 5);
+    assert_int_equal(f->fx->launches, 5);
+}
+
+/* Issue 12: at --parallel 64 the rule cost 64 failed runs. Until a run
+ * has finished, no more attempts are unproven at once than the failures
+ * the rule has left. */
+static void test_first_failures_cost_five_at_any_parallel(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.exit_code = 2;
+    f->plan.runtime = 3;
+    start_sweep(f, RANDOM "parallel: 64\n", 0);
+    assert_int_equal(drive(f), SW_ERROR);
+    assert_int_equal(count_runs(f, NULL), 5);
+    assert_int_equal(f->fx->launches, 5);
+}
+
+/* ... and a command that works fills every slot as soon as a trial has
+ * reported a metric, or after PROBATION_S without failing. */
+static void test_working_trials_fill_every_slot(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.runtime = 100;
+    start_sweep(f, RANDOM "parallel: 8\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1010), 1);
+    assert_int_equal(f->fx->launches, 5);
+    assert_int_equal(drive_until(f, 1031), 1);
+    assert_int_equal(f->fx->launches, 8);
+}
+
+static void test_a_metric_ends_the_probation(void **state)
+{
+    fixture *f = *state;
+
+    f->plan = (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 1}\n"};
+    start_sweep(f, RANDOM "parallel: 8\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1001), 1);
+    assert_int_equal(f->fx->launches, 8);
 }
 
 /* `sweep` dies with two trials running; a new one adopts both through
@@ -631,6 +671,9 @@ int main(void)
         T(test_always_lost_fails_in_the_end),
         T(test_retry_after_a_failure),
         T(test_first_failures_stop_the_sweep),
+        T(test_first_failures_cost_five_at_any_parallel),
+        T(test_working_trials_fill_every_slot),
+        T(test_a_metric_ends_the_probation),
         T(test_resume_adopts_running_trials),
         T(test_resume_keeps_timeouts),
         T(test_resume_reruns_lost_runs_of_a_finished_sweep),
