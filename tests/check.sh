@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is needed, checks the formatting,
 # gives the sweep-file fuzzer a short run (so it never stops building),
-# then builds and runs every test twice, in the Debug build and in the
-# ASan+UBSan build.
+# runs the README's quickstart as a new user would (a python on PATH
+# without torch), then builds and runs every test twice, in the Debug
+# build and in the ASan+UBSan build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
@@ -30,6 +31,23 @@ if [ "$rc" -ne 0 ]; then
   exit 1
 fi
 rm -rf "$scratch" "$scratch.log"
+
+# The README's first command, as a new user on an ML machine runs it: a
+# `python` first on PATH that is not Debian's and cannot import torch
+# (pyenv, conda and venvs are the norm).
+echo "== quickstart, with a python on PATH that has no torch"
+decoy=$(mktemp -d)
+home=$(mktemp -d)
+printf '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n' >"$decoy/python"
+chmod +x "$decoy/python"
+PATH="$decoy:$PATH" SWEEP_HOME="$home" bash examples/quickstart.sh
+finished=$(SWEEP_HOME="$home" build/release/orchestrator/sweep query --csv \
+  "select count(*) from runs where state = 'finished'" | tail -1)
+rm -rf "$decoy" "$home"
+if [ "$finished" != 8 ]; then
+  echo "quickstart: $finished of 8 runs finished" >&2
+  exit 1
+fi
 
 for preset in debug asan; do
   echo "== $preset build"
