@@ -106,7 +106,29 @@ void sw_engine__dispose(sw_engine *e)
     free(e->buf);
 }
 
-int sw_engine_load(sw_spec **out, const char *path, const char *text)
+/* The file's command replaced by `command`, the words given after `--`:
+ * as given, then ${args} (the run's parameters, as W&B's default command
+ * passes them) unless one of the words is a macro. */
+static void use_command(sw_spec *sp, char *const *command)
+{
+    size_t n = 0, i;
+    bool macro = false;
+
+    for (; command[n]; n++)
+        macro = macro || strstr(command[n], "${") != NULL;
+    for (i = 0; i < sp->n_command; i++)
+        free(sp->command[i]);
+    free(sp->command);
+    sp->command = sw_calloc(n + 2, sizeof(char *));
+    for (i = 0; i < n; i++)
+        sp->command[i] = sw_strdup(command[i]);
+    if (!macro)
+        sp->command[n++] = sw_strdup("${args}");
+    sp->n_command = n;
+}
+
+int sw_engine_load(sw_spec **out, const char *path, const char *text,
+                   char *const *command)
 {
     sw_diags diags;
     int error;
@@ -114,6 +136,8 @@ int sw_engine_load(sw_spec **out, const char *path, const char *text)
     sw_diags_init(&diags, path);
     error = text ? sw_spec_parse(out, path, text, strlen(text), &diags)
                  : sw_spec_load(out, path, &diags);
+    if (!error && command && command[0])
+        use_command(*out, command);
     if (!error)
         sw_command_check(*out, &diags);
     sw_diags_print(&diags, stderr);
@@ -126,6 +150,34 @@ int sw_engine_load(sw_spec **out, const char *path, const char *text)
         fprintf(stderr, "%s\n", sw_error_last());
     sw_diags_dispose(&diags);
     return error;
+}
+
+/* A NULL-terminated argv as a JSON array of strings. */
+static char *argv_json(char *const *argv)
+{
+    sw_value *list = sw_value_list();
+    sw_buf b = SW_BUF_INIT;
+
+    for (size_t i = 0; argv[i]; i++)
+        sw_value_list_push(list, sw_value_str(argv[i]));
+    sw_value_write_json(&b, list, false);
+    sw_value_free(list);
+    return sw_buf_detach(&b);
+}
+
+/* A file with neither `program` nor `command` (one written for
+ * wandb.agent(function=...)) runs only with the command given after
+ * `--`: says so, SW_EINVALID. */
+int sw_engine_needs_command(const sw_spec *sp, const char *path)
+{
+    if (sp->command || sp->program)
+        return SW_OK;
+    fprintf(stderr,
+            "%s: the file has neither `program` nor `command` (W&B runs "
+            "such files with wandb.agent(function=...)): give the trial's "
+            "command after --, as in: sweep run %s -- python train.py\n",
+            path, path);
+    return SW_EINVALID;
 }
 
 static uint64_t random_u64(void)
@@ -208,6 +260,7 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
                                      : 1;
     s->created_at = sw_clock_wall(&sw_clock_system);
     s->backend = sw_strdup(o->backend ? o->backend : "local");
+    s->command = o->command && o->command[0] ? argv_json(o->command) : NULL;
 }
 
 /* The executor named `name`, unless one was given (a test's). An unknown
@@ -227,7 +280,8 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
 {
     int error;
 
-    if ((error = sw_engine_load(&e->spec, path, NULL)) != SW_OK ||
+    if ((error = sw_engine_load(&e->spec, path, NULL, o->command)) ||
+        (error = sw_engine_needs_command(e->spec, path)) ||
         (error = make_executor(e, o->backend ? o->backend : "local")))
         return error; /* already printed */
     if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
@@ -263,6 +317,19 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     return error;
 }
 
+/* The sweep file as the store kept it, with the command given on the
+ * command line when it was made. */
+static int load_recorded(sw_engine *e)
+{
+    char **command =
+        e->sweep.command ? sw_contract_argv(e->sweep.command) : NULL;
+    int error =
+        sw_engine_load(&e->spec, e->sweep.file, e->sweep.config, command);
+
+    sw_command_free(command);
+    return error;
+}
+
 /* Finds the sweep `key` (NULL: the latest), takes its lock and gets it
  * ready to go on; *done when it has already finished. */
 int sw_engine__prepare_resume(sw_engine *e, const char *key,
@@ -285,7 +352,7 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         *done = true;
         return SW_OK;
     }
-    if ((error = sw_engine_load(&e->spec, e->sweep.file, e->sweep.config)) ||
+    if ((error = load_recorded(e)) ||
         (error = make_executor(e, o->backend ? o->backend : e->sweep.backend)))
         return error;
     if (chdir(e->sweep.cwd) != 0)

@@ -17,18 +17,20 @@ typedef struct {
     const char *home; /* the sweep home ($SWEEP_HOME or ./.sweep) */
     int64_t parallel; /* 0: the sweep file's, else 1 */
     bool has_seed;
-    uint64_t seed;       /* random methods; default: file's, else random */
-    const char *name;    /* NULL: the file's `name` */
-    bool quiet;          /* no progress, only the final summary */
-    double grace;        /* seconds between SIGTERM and SIGKILL; 0: 10 */
-    const char *backend; /* the executor: "local"; NULL: local for a new
-                            sweep, the recorded one on resume */
+    uint64_t seed;        /* random methods; default: file's, else random */
+    const char *name;     /* NULL: the file's `name` */
+    bool quiet;           /* no progress, only the final summary */
+    double grace;         /* seconds between SIGTERM and SIGKILL; 0: 10 */
+    const char *backend;  /* the executor: "local"; NULL: local for a new
+                             sweep, the recorded one on resume */
+    char *const *command; /* `sweep run FILE -- COMMAND...`: replaces the
+                             file's command (NULL-terminated); NULL: none */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 2
+#define SW_ENGINE_OPTS_VERSION 3
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
-        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL        \
+        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL  \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.
@@ -43,10 +45,17 @@ int sw_engine_resume(const char *key, const sw_engine_opts *opts);
 
 /* Loads and checks a sweep file, or with `text` the file's text as the
  * store kept it (`path` names it in messages): the schema, what the
- * method needs, and the command. Every problem and warning goes to
- * stderr. SW_EINVALID for an invalid file, SW_EIO for an unreadable one.
- * *out (the caller frees) is set on success only. */
-int sw_engine_load(sw_spec **out, const char *path, const char *text);
+ * method needs, and the command, replaced by `command` (the words given
+ * after `--`, followed by ${args} unless one is a macro) when not NULL.
+ * Every problem and warning goes to stderr. SW_EINVALID for an invalid
+ * file, SW_EIO for an unreadable one. *out (the caller frees) is set on
+ * success only. */
+int sw_engine_load(sw_spec **out, const char *path, const char *text,
+                   char *const *command);
+
+/* SW_EINVALID, said on stderr, when the sweep has neither a program nor
+ * a command: what `sweep run` needs to start a trial. */
+int sw_engine_needs_command(const sw_spec *sp, const char *path);
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. */
 const char *sw_engine_home(void);

@@ -72,6 +72,9 @@ static const struct {
      * not be recorded): not the trial's failure, so not one of its
      * retries */
     {4, "ALTER TABLE runs ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;"},
+    /* the trial's command given on the command line (`sweep run FILE --
+     * COMMAND...`), for files with neither program nor command */
+    {5, "ALTER TABLE sweeps ADD COLUMN command TEXT;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -79,7 +82,8 @@ static const struct {
 
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
-    " parallel, created_at, ended_at, git_commit, git_dirty, git, backend"
+    " parallel, created_at, ended_at, git_commit, git_dirty, git, backend,"    \
+    " command"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
@@ -93,7 +97,7 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                    " ?14, ?15, ?16, ?17)",
+                    " ?14, ?15, ?16, ?17, ?18)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -177,6 +181,7 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r)
     free(r->git_commit);
     free(r->git);
     free(r->backend);
+    free(r->command);
     memset(r, 0, sizeof(*r));
 }
 
@@ -587,6 +592,7 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->git_dirty = sqlite3_column_int(s, 14) != 0;
     r->git = col_str(s, 15);
     r->backend = col_str(s, 16);
+    r->command = col_str(s, 17);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -606,7 +612,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
         bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
         bind_str(s, 17, r->backend ? r->backend : "local") ||
-        sqlite3_step(s) != SQLITE_DONE)
+        bind_str(s, 18, r->command) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;

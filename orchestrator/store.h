@@ -71,6 +71,8 @@ typedef struct {
     bool git_dirty;   /* meaningful when git is set */
     char *git;        /* JSON, docs/provenance.md; NULL: outside git */
     char *backend;    /* the executor it runs on ("local"); NULL: local */
+    char *command;    /* JSON array: the trial's command from the command
+                         line (`sweep run FILE -- ...`); NULL: the file's */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);

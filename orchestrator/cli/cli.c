@@ -28,7 +28,7 @@ int sw_cli_usage(const char *cmd, const char *fmt, ...)
 
 int sw_cli_load(sw_spec **out, const char *path)
 {
-    int error = sw_engine_load(out, path, NULL);
+    int error = sw_engine_load(out, path, NULL, NULL);
 
     if (error == SW_EINVALID)
         return SW_EXIT_USAGE;

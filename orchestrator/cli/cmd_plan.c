@@ -2,7 +2,8 @@
  * cmd_plan.c - `sweep plan FILE [-n N] [--seed S] [--json]`: the first N
  * trials of a sweep and their command lines, exactly as `sweep run` would
  * start them, without running anything. The search is lazy, so a grid of
- * 10^12 points answers at once.
+ * 10^12 points answers at once. Where the trials depend on a seed that
+ * `sweep run` would draw at random, a note on stderr says so.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@ static const char help[] =
     "usage: sweep plan FILE [-n N] [--seed S] [--json]\n\n"
     "Prints the first N trials (default 10) of the sweep and the argv each\n"
     "would be started with. --seed sets the seed of random methods (default:\n"
-    "the file's `seed`, else 0). --json prints one object per line:\n"
-    "{\"params\": {...}, \"argv\": [...]}.\n";
+    "the file's `seed`, else 0; `sweep run` picks a random one instead, so\n"
+    "give it the same --seed, or put `seed:` in the file). --json prints\n"
+    "one object per line: {\"params\": {...}, \"argv\": [...]}.\n";
 
 typedef struct {
     uint64_t n;
@@ -119,6 +121,31 @@ static void print_header(const sw_search *s, const plan_opts *o)
                (unsigned long long)o->seed);
 }
 
+/* Without `seed:` in the file, `sweep run` draws a random seed unless it
+ * is given one, so the trials of a method that uses the seed (all but
+ * grid) are previewed only if run gets the seed plan used: said on
+ * stderr, which keeps --json output clean. */
+static void note_seed(const sw_spec *spec, const plan_opts *o)
+{
+    unsigned long long seed = (unsigned long long)o->seed;
+
+    if (spec->has_seed || spec->method == SW_METHOD_GRID)
+        return;
+    if (o->has_seed)
+        fprintf(stderr,
+                "sweep plan: note: these are the trials of seed %llu; "
+                "`sweep run` picks a random seed unless given --seed "
+                "%llu too (or `seed: %llu` in the file)\n",
+                seed, seed, seed);
+    else
+        fprintf(stderr,
+                "sweep plan: note: these are the trials of seed %llu (no "
+                "--seed, no `seed:` in the file); `sweep run` would pick a "
+                "random seed: run it with --seed %llu, or add `seed: %llu` "
+                "to the file, to get these trials\n",
+                seed, seed, seed);
+}
+
 static int plan(const sw_spec *spec, const plan_opts *o)
 {
     sw_search *s = NULL;
@@ -140,6 +167,10 @@ static int plan(const sw_spec *spec, const plan_opts *o)
         sw_trial_dispose(&t);
     }
     sw_search_free(s);
+    if (status == SW_EXIT_OK) {
+        fflush(stdout); /* the note comes last on a terminal */
+        note_seed(spec, o);
+    }
     return status;
 }
 

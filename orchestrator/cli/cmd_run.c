@@ -11,13 +11,17 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--backend local] [--quiet]\n\n"
+    "[--backend local] [--quiet] [-- COMMAND...]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
     "(default: the file's `parallel`, else 1), on the backend named (default:\n"
     "local, processes of this machine). Every run is recorded in\n"
     "$SWEEP_HOME/sweep.db (default ./.sweep). Ctrl-C once launches nothing\n"
     "more and waits for running trials; twice cancels them. `sweep resume`\n"
-    "continues either way, and after a crash.\n";
+    "continues either way, and after a crash.\n\n"
+    "-- COMMAND... replaces the file's command (for files with neither\n"
+    "`program` nor `command`, written for wandb.agent(function=...)): the\n"
+    "words as given, then the run's parameters as --name=value, unless a\n"
+    "word is a ${macro}.\n";
 
 static const char resume_help[] =
     "usage: sweep resume [SWEEP] [--parallel N] [--quiet]\n\n"
@@ -79,16 +83,34 @@ static int status_of(int error)
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
 }
 
+/* Where `--` stands in argv (what follows is the trial's command), or
+ * argc when it does not. */
+static int double_dash(int argc, char **argv)
+{
+    int i;
+
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0)
+            return i;
+    return argc;
+}
+
 int sw_cmd_run(int argc, char **argv)
 {
     sw_engine_opts o = SW_ENGINE_OPTS_INIT;
     bool helped = false;
-    int status = parse(&o, argc, argv, "run", run_help, &helped);
+    int dash = double_dash(argc, argv);
+    int status = parse(&o, dash, argv, "run", run_help, &helped);
 
     if (status != SW_EXIT_OK || helped)
         return status;
-    if (optind != argc - 1)
+    if (optind != dash - 1)
         return sw_cli_usage("run", "expected one sweep file");
+    if (dash < argc) {
+        if (dash + 1 == argc)
+            return sw_cli_usage("run", "expected a command after --");
+        o.command = argv + dash + 1; /* NULL-terminated, as argv is */
+    }
     return status_of(sw_engine_run(argv[optind], &o));
 }
 

@@ -252,6 +252,45 @@ static void test_unknown_backend_is_refused(void **state)
     sw_h_dispose(&h);
 }
 
+/* A file written for wandb.agent(function=...) has neither program nor
+ * command: it runs with the command given after --, and a resume after a
+ * crash runs the rest with that same command. */
+static void test_command_after_double_dash(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    sw_h h;
+    char *file;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "agent.yaml",
+                     "method: grid\nparameters:\n  x: {values: [1, 2, 3]}\n");
+    const char *bare[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, bare, NULL), 2);
+    const char *run[] = {"run",
+                         file,
+                         "--quiet",
+                         "--",
+                         "/bin/sh",
+                         "-c",
+                         "sleep 0.3; echo \"$0\" > x",
+                         NULL};
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0);
+    wait_state(&h, "finished");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished' and argv ->> '$[0]' ="
+                                    " '/bin/sh' and argv ->> '$[3]' like"
+                                    " '--x=_'"),
+                     3);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* A command that cannot work stops a sweep after its first five runs,
  * not after a night of them; once it is fixed, resume runs them again. */
 static void test_first_failures_stop_the_sweep(void **state)
@@ -476,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_timeout_cancels_and_says_why),
         cmocka_unit_test(test_one_orchestrator_per_sweep),
         cmocka_unit_test(test_unknown_backend_is_refused),
+        cmocka_unit_test(test_command_after_double_dash),
         cmocka_unit_test(test_first_failures_stop_the_sweep),
         cmocka_unit_test(test_ctrl_c_leaves_a_resumable_sweep),
         cmocka_unit_test(test_supervisor_killed_loses_nothing),

@@ -232,7 +232,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 4);
+    assert_int_equal(user_version(f->path), 5);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -313,10 +313,10 @@ static void assert_sweep_equal(const sw_sweep_rec *a, const sw_sweep_rec *b)
 {
     const char *sa[] = {a->id,     a->name,       a->file, a->config,
                         a->method, a->metric,     a->goal, a->state,
-                        a->cwd,    a->git_commit, a->git};
+                        a->cwd,    a->git_commit, a->git,  a->command};
     const char *sb[] = {b->id,     b->name,       b->file, b->config,
                         b->method, b->metric,     b->goal, b->state,
-                        b->cwd,    b->git_commit, b->git};
+                        b->cwd,    b->git_commit, b->git,  b->command};
 
     for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++) {
         if (!sa[i] || !sb[i])
@@ -343,6 +343,7 @@ static void test_sweep_round_trip(void **state)
     full.git_commit = "0123456789abcdef0123456789abcdef01234567";
     full.git_dirty = true;
     full.git = "{\"branch\": \"main\"}";
+    full.command = "[\"python\", \"train.py\"]";
     bare.metric = NULL;
     bare.goal = NULL;
     put_sweep(f->st, &full);
@@ -1067,6 +1068,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     f->st = NULL;
     raw_exec(f->path,
              "ALTER TABLE sweeps DROP COLUMN backend;"
+             "ALTER TABLE sweeps DROP COLUMN command;"
              "ALTER TABLE runs DROP COLUMN job;"
              "ALTER TABLE runs DROP COLUMN lost;"
              "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
