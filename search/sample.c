@@ -6,8 +6,9 @@
  * u in [0, 1), so a given u gives W&B's value; normal and beta are drawn
  * directly (same distributions as W&B's inverse CDFs). q-distributions
  * round with numpy's round (half to even) and give ints only when q was
- * written as an integer, as W&B's astype(int) does; nothing is clipped to
- * [min, max], as in W&B.
+ * written as an integer, as W&B's astype(int) does. Unlike W&B, every
+ * value stays inside its declared range (sw_transform__value): a bound
+ * that W&B's arithmetic or rounding to q would step past is kept.
  */
 #include <math.h>
 
@@ -120,8 +121,5 @@ sw_value *sw_param_sample(const sw_param *p, sw_rng *r)
     }
     if (!direct(p, r, &x)) /* the uniform and log-uniform families */
         return sw_transform__ppf(p, sw_rng_uniform(r));
-    if (p->dist == SW_DIST_NORMAL || p->dist == SW_DIST_LOG_NORMAL ||
-        p->dist == SW_DIST_BETA)
-        return sw_value_float(x);
-    return sw_sample__quantize(p, x);
+    return sw_transform__value(p, x); /* rounded to q, kept in range */
 }

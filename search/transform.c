@@ -11,6 +11,13 @@
  * min - 1), and u = 1 with probabilities gives the last value with a
  * non-zero probability (W&B's argmin gives index 0). The unbounded
  * distributions clamp u into (0, 1) so ppf stays finite.
+ *
+ * One more, everywhere: a value never leaves its declared range. W&B's
+ * formulas step an ulp or two outside it (exp(log(1e-5)) is
+ * 9.999999999999997e-06) and q rounds to a multiple past a bound that is
+ * not one; sw_transform__value, which every continuous value of every
+ * search goes through, keeps them inside, and the bounds map to u = 0
+ * and 1 and back exactly.
  */
 #include "search/transform.h"
 
@@ -99,10 +106,43 @@ static double log_family_cdf(const sw_param *p, double x)
     }
 }
 
+bool sw_transform__bounds(const sw_param *p, double *lo, double *hi)
+{
+    switch (p->dist) {
+    case SW_DIST_UNIFORM:
+    case SW_DIST_Q_UNIFORM:
+    case SW_DIST_LOG_UNIFORM_VALUES:
+    case SW_DIST_Q_LOG_UNIFORM_VALUES:
+    case SW_DIST_INV_LOG_UNIFORM_VALUES:
+        *lo = p->min;
+        *hi = p->max;
+        return true;
+    case SW_DIST_LOG_UNIFORM:
+    case SW_DIST_Q_LOG_UNIFORM:
+        *lo = exp(p->min);
+        *hi = exp(p->max);
+        return true;
+    case SW_DIST_INV_LOG_UNIFORM:
+        *lo = exp(-p->max);
+        *hi = exp(-p->min);
+        return true;
+    case SW_DIST_BETA:
+    case SW_DIST_Q_BETA:
+        *lo = 0.0;
+        *hi = 1.0;
+        return true;
+    default:
+        return false;
+    }
+}
+
 double sw_transform__cdf_num(const sw_param *p, double x)
 {
-    double span;
+    double span, lo, hi;
 
+    /* the bounds exactly, though log(exp(min)) need not be min */
+    if (sw_transform__bounds(p, &lo, &hi) && (x <= lo || x >= hi))
+        return x <= lo ? 0.0 : 1.0;
     switch (p->dist) {
     case SW_DIST_CONSTANT:
         return 0.0;
@@ -237,8 +277,50 @@ static bool quantized(sw_dist d)
            d == SW_DIST_Q_LOG_NORMAL || d == SW_DIST_Q_BETA;
 }
 
+/* The multiple of q nearest to y inside [lo, hi]: y when it is inside,
+ * else the first multiple past the bound y crossed; that bound when k * q
+ * rounds to just past it (0.30000000000000004 for 3 * 0.1 under 0.3) or
+ * when no multiple lies inside. `tol` absorbs the error of bound / q. */
+static double inside_grid(double y, double q, double lo, double hi, double tol)
+{
+    double r, k;
+
+    if (y < lo) {
+        r = lo / q;
+        k = ceil(r - tol * fmax(1.0, fabs(r))) * q;
+        y = k <= hi ? k : lo;
+    } else if (y > hi) {
+        r = hi / q;
+        k = floor(r + tol * fmax(1.0, fabs(r))) * q;
+        y = k >= lo ? k : hi;
+    }
+    return y < lo ? lo : y > hi ? hi : y;
+}
+
+sw_value *sw_transform__value(const sw_param *p, double x)
+{
+    double lo, hi, y;
+    sw_value *v;
+
+    if (!sw_transform__bounds(p, &lo, &hi))
+        return quantized(p->dist) ? sw_sample__quantize(p, x)
+                                  : sw_value_float(x);
+    if (!quantized(p->dist))
+        return sw_value_float(x < lo ? lo : x > hi ? hi : x);
+    v = sw_sample__quantize(p, x);
+    if (!sw_value_number(v, &y) || isnan(y) || (y >= lo && y <= hi))
+        return v;
+    sw_value_free(v);
+    /* integer multiples of an integer q are exact: no tolerance, and
+     * quantizing them again gives them back as ints */
+    y = inside_grid(y, p->q, lo, hi, p->q_int ? 0.0 : 1e-9);
+    return p->q_int ? sw_sample__quantize(p, y) : sw_value_float(y);
+}
+
 sw_value *sw_transform__ppf(const sw_param *p, double u)
 {
+    double lo, hi, x;
+
     u = clamp01(isnan(u) ? 0.5 : u);
     switch (p->dist) {
     case SW_DIST_CONSTANT:
@@ -250,9 +332,10 @@ sw_value *sw_transform__ppf(const sw_param *p, double u)
     default:
         break;
     }
-    if (quantized(p->dist))
-        return sw_sample__quantize(p, continuous_ppf(p, u));
-    return sw_value_float(continuous_ppf(p, u));
+    x = continuous_ppf(p, u);
+    if (sw_transform__bounds(p, &lo, &hi) && (u == 0.0 || u == 1.0))
+        x = u == 0.0 ? lo : hi; /* exactly, not exp(log(min)) */
+    return sw_transform__value(p, x);
 }
 
 double sw_transform__norm_cdf(double x)

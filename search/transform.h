@@ -31,8 +31,23 @@ double sw_transform__cdf_num(const sw_param *p, double x);
 
 /* W&B's ppf: the value at `u` (clamped to [0, 1]); the caller owns it.
  * Unlike scipy, u = 0 gives the first value of a categorical or
- * int_uniform (scipy gives index -1 and min - 1). */
+ * int_uniform (scipy gives index -1 and min - 1), and a bounded
+ * distribution gives its bounds exactly at u = 0 and 1 and never a value
+ * outside them (see sw_transform__value). */
 sw_value *sw_transform__ppf(const sw_param *p, double u);
+
+/* The declared range [*lo, *hi] of a continuous distribution: min and max
+ * (exp of them for log_uniform and q_log_uniform, [e^-max, e^-min] for
+ * inv_log_uniform), [0, 1] for beta. False for the unbounded ones
+ * (normal, log_normal and their q forms), categoricals and int_uniform. */
+bool sw_transform__bounds(const sw_param *p, double *lo, double *hi);
+
+/* The value of a continuous `p` at x (a ppf or a direct draw), the one
+ * place every search's continuous values pass through: rounded to q as
+ * W&B does, then kept inside the declared range, on the multiples of q
+ * when one lies inside it. A rounding error of x or of k * q past a
+ * bound gives the bound itself. The caller owns the result. */
+sw_value *sw_transform__value(const sw_param *p, double x);
 
 /* The categorical index ppf(u) picks, in [0, n_values). */
 long sw_transform__ppf_index(const sw_param *p, double u);
