@@ -246,27 +246,126 @@ static uint64_t value_hash(const sw_value *v)
     return sw_hash(h, &x, sizeof(x));
 }
 
-/* The index among p->values of a value equal to `item`, or n_values
- * after adding it. `slots` (a power of two, 0 for empty) finds them. */
-static size_t find_or_add(sw_param *p, size_t *slots, size_t mask,
-                          const sw_value *item)
+/* A value as W&B's grid hashes it at the top (yaml_hash): an integral
+ * float is made an int first, so 1.0 is 1 there (True is not). True when
+ * `v` is an integer then, in *out; past int64 a float stays a float. */
+static bool grid_int(const sw_value *v, int64_t *out)
 {
-    size_t i = (size_t)value_hash(item) & mask;
+    if (v->type == SW_INT) {
+        *out = v->u.i;
+        return true;
+    }
+    if (v->type != SW_FLOAT || v->u.f != floor(v->u.f) ||
+        !(v->u.f >= -0x1.0p63 && v->u.f < 0x1.0p63))
+        return false;
+    *out = (int64_t)v->u.f;
+    return true;
+}
 
-    for (; slots[i]; i = (i + 1) & mask)
-        if (sw_value_equal(p->values[slots[i] - 1], item))
+/* Whether yaml.dump writes `a` and `b` alike: typed equality, but a float
+ * is written with its sign (-0.0) and every NaN as .nan. */
+static bool dump_equal(const sw_value *a, const sw_value *b)
+{
+    const sw_value *o;
+    size_t i;
+
+    if (a->type != b->type)
+        return false;
+    if (a->type == SW_FLOAT)
+        return (isnan(a->u.f) && isnan(b->u.f)) ||
+               (a->u.f == b->u.f && !signbit(a->u.f) == !signbit(b->u.f));
+    if (a->type == SW_LIST && a->u.list.len == b->u.list.len) {
+        for (i = 0; i < a->u.list.len; i++)
+            if (!dump_equal(a->u.list.items[i], b->u.list.items[i]))
+                return false;
+        return true;
+    }
+    if (a->type == SW_MAP && a->u.map.len == b->u.map.len) {
+        for (i = 0; i < a->u.map.len; i++)
+            if (!(o = sw_value_map_get(b, a->u.map.keys[i])) ||
+                !dump_equal(a->u.map.vals[i], o))
+                return false;
+        return true;
+    }
+    return a->type != SW_LIST && a->type != SW_MAP && sw_value_equal(a, b);
+}
+
+/* Equality as W&B's grid sees it: equal yaml_hash. */
+static bool grid_equal(const sw_value *a, const sw_value *b)
+{
+    int64_t x, y;
+    bool ia = grid_int(a, &x), ib = grid_int(b, &y);
+
+    if (ia || ib)
+        return ia && ib && x == y;
+    return dump_equal(a, b);
+}
+
+/* A hash that agrees with grid_equal (and value_hash elsewhere). */
+static uint64_t grid_hash(const sw_value *v)
+{
+    int64_t i;
+
+    if (grid_int(v, &i))
+        return sw_hash(SW_HASH_SEED, &i, sizeof(i));
+    return value_hash(v);
+}
+
+/* The index among p->values of a value equal to `item`, or n_values
+ * after adding it. `slots` (a power of two, 0 for empty) finds them.
+ * Equal is typed, or W&B's grid equality when `grid`. */
+static size_t find_or_add(sw_param *p, size_t *slots, size_t mask,
+                          const sw_value *item, bool grid)
+{
+    size_t i = (size_t)(grid ? grid_hash(item) : value_hash(item)) & mask;
+    const sw_value *v;
+
+    for (; slots[i]; i = (i + 1) & mask) {
+        v = p->values[slots[i] - 1];
+        if (grid ? grid_equal(v, item) : sw_value_equal(v, item))
             return slots[i] - 1;
+    }
     slots[i] = p->n_values + 1;
     p->values[p->n_values++] = sw_value_clone(item);
     return p->n_values - 1;
 }
 
-/* Keeps the first of equal values (typed equality); a repeated value's
- * probability goes to its first occurrence. */
+/* A repeated value in a grid: W&B's grid keeps the value written last,
+ * in the place of the first. */
+static void grid_repeat(sw_spec__ctx *c, sw_param *p, size_t j,
+                        const sw_value *item, const char *ip)
+{
+    char *was, *now;
+
+    if (sw_value_equal(p->values[j], item)) {
+        sw_spec__warn_value(c, item, ip,
+                            "a repeated value: tried once (as in W&B's "
+                            "grid)");
+    } else {
+        was = sw_value_to_py(p->values[j]);
+        now = sw_value_to_py(item);
+        sw_spec__warn_value(c, item, ip,
+                            "equal to %s for W&B's grid (a whole float is "
+                            "its integer there): tried once, in the first "
+                            "one's place, as %s (written last)",
+                            was, now);
+        free(was);
+        free(now);
+    }
+    sw_value_free(p->values[j]);
+    p->values[j] = sw_value_clone(item);
+}
+
+/* Keeps one of equal values, in the first one's place; a repeated
+ * value's probability goes there. Equal is typed, and the first value
+ * is kept; in a grid, equal is W&B's grid's (1 == 1.0) and the value
+ * written last is kept, as W&B's grid_search_next_runs does (a dict
+ * from hash to value, over itertools.product of the hashes). */
 static void collapse_values(sw_spec__ctx *c, sw_param *p, const sw_value *vals,
                             const char *path, const double *probs)
 {
     size_t i, j, k, n = vals->u.list.len, mask = 1;
+    const sw_value *item;
     size_t *slots;
     char *ip;
 
@@ -277,15 +376,17 @@ static void collapse_values(sw_spec__ctx *c, sw_param *p, const sw_value *vals,
     p->values = sw_calloc(n, sizeof(sw_value *));
     p->probs = probs ? sw_calloc(n, sizeof(double)) : NULL;
     for (i = 0; i < n; i++) {
+        item = vals->u.list.items[i];
         ip = sw_aprintf("%s[%zu]", path, i);
-        warn_scalar(c, vals->u.list.items[i], ip);
+        warn_scalar(c, item, ip);
         k = p->n_values;
-        j = find_or_add(p, slots, mask, vals->u.list.items[i]);
-        if (j < k)
-            sw_spec__warn_value(
-                c, vals->u.list.items[i], ip,
-                "a repeated value: kept once (W&B's random search "
-                "would draw it more often)");
+        j = find_or_add(p, slots, mask, item, c->grid);
+        if (j < k && c->grid)
+            grid_repeat(c, p, j, item, ip);
+        else if (j < k)
+            sw_spec__warn_value(c, item, ip,
+                                "a repeated value: kept once (W&B's random "
+                                "search would draw it more often)");
         if (probs)
             p->probs[j] += probs[i];
         free(ip);

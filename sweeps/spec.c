@@ -251,6 +251,29 @@ static bool want_int(sw_spec__ctx *c, const sw_value *v, const char *path,
     return true;
 }
 
+/* An integer >= lo where W&B's schema says "integer": JSON Schema (Draft
+ * 7, as W&B validates) counts an integral float such as 2.0 as one. A
+ * float past int64 is taken as the largest int64. */
+static bool want_schema_int(sw_spec__ctx *c, const sw_value *v,
+                            const char *path, int64_t lo, int64_t *out)
+{
+    double f;
+
+    if (v->type != SW_FLOAT)
+        return want_int(c, v, path, lo, out);
+    f = v->u.f;
+    if (!isfinite(f) || f != floor(f)) {
+        wrong_type(c, v, path, "an integer");
+        return false;
+    }
+    if (f < (double)lo) {
+        sw_spec__err(c, v, path, "must be at least %lld", (long long)lo);
+        return false;
+    }
+    *out = f < 0x1.0p63 ? (int64_t)f : INT64_MAX;
+    return true;
+}
+
 /* A string from an allowed list ("a|b|c"); NULL when not. */
 static const char *want_enum(sw_spec__ctx *c, const sw_value *v,
                              const char *path, const char *what,
@@ -520,9 +543,9 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
         if ((s = want_enum(c, v, path, "early_terminate type", types)))
             et->type = sw_strdup(s);
     } else if (strcmp(key, "min_iter") == 0) {
-        want_int(c, v, path, 1, &et->min_iter);
+        want_schema_int(c, v, path, 1, &et->min_iter);
     } else if (strcmp(key, "max_iter") == 0) {
-        want_int(c, v, path, 1, &et->max_iter);
+        want_schema_int(c, v, path, 1, &et->max_iter);
     } else if (strcmp(key, "s") == 0) {
         et_s(c, v, path, &et->s);
     } else if (strcmp(key, "eta") == 0) {
@@ -573,7 +596,7 @@ static void top_command(sw_spec__ctx *c, const sw_value *v, const char *path)
 
 static void top_run_cap(sw_spec__ctx *c, const sw_value *v, const char *path)
 {
-    want_int(c, v, path, 1, &c->spec->run_cap);
+    want_schema_int(c, v, path, 1, &c->spec->run_cap);
 }
 
 static void top_parallel(sw_spec__ctx *c, const sw_value *v, const char *path)
@@ -771,23 +794,31 @@ static void check_required(sw_spec__ctx *c, const sw_value *doc)
 
 /* What the method itself needs of the parameters: a grid enumerates
  * values, so it takes no continuous parameter, and no probabilities
- * (W&B refuses them too). The grid search checks the same for specs made
- * in memory. */
-static void check_method(const sw_spec *spec, sw_diags *diags)
+ * (W&B refuses them too); bayes needs something to search (the bayes
+ * search refuses a space of constants, and so does W&B's). The search
+ * checks the same for specs made in memory. */
+static void check_method(sw_spec__ctx *c, const sw_value *doc)
 {
+    const sw_spec *spec = c->spec;
     const sw_param *p;
-    size_t i;
+    size_t i, searchable = 0;
 
+    for (i = 0; i < spec->n_params; i++)
+        searchable += spec->params[i].dist != SW_DIST_CONSTANT;
+    if (spec->method == SW_METHOD_BAYES && searchable == 0)
+        sw_spec__err(c, sw_value_map_get(doc, "parameters"), "parameters",
+                     "bayes needs at least one parameter that is not a "
+                     "constant (W&B refuses it too)");
     for (i = 0; spec->method == SW_METHOD_GRID && i < spec->n_params; i++) {
         p = &spec->params[i];
         if (!sw_dist_is_discrete(p->dist))
-            sw_diags_add(diags, false, p->line, p->col, NULL,
+            sw_diags_add(c->diags, false, p->line, p->col, NULL,
                          "parameters.%s: grid search needs discrete values, "
                          "and %s is continuous (use values, int_uniform or "
                          "q_uniform)",
                          p->name, sw_dist_name(p->dist));
         else if (p->probs)
-            sw_diags_add(diags, false, p->line, p->col, NULL,
+            sw_diags_add(c->diags, false, p->line, p->col, NULL,
                          "parameters.%s: grid search cannot use "
                          "probabilities (W&B refuses them too)",
                          p->name);
@@ -796,8 +827,8 @@ static void check_method(const sw_spec *spec, sw_diags *diags)
 
 void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
 {
-    sw_spec__ctx c = {spec, diags, keys, 0, NULL, NULL, 0};
-    const sw_value *doc = spec->doc;
+    sw_spec__ctx c = {spec, diags, keys, 0, NULL, NULL, 0, false};
+    const sw_value *doc = spec->doc, *method;
     size_t errors = diags->errors;
     sw_buf b = SW_BUF_INIT;
 
@@ -818,15 +849,18 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
         sw_buf_dispose(&b);
         return;
     }
+    method = sw_value_map_get(doc, "method");
+    c.grid =
+        method && method->type == SW_STR && strcmp(method->u.s, "grid") == 0;
     sw_spec__each_key(&c, doc, "", top_key, NULL);
     check_required(&c, doc);
-    free(c.lines);
-    free(c.ascii);
     if (spec->n_params > 1)
         qsort(spec->params, spec->n_params, sizeof(*spec->params),
               sw_spec__param_cmp);
     if (diags->errors == errors) /* the method and parameters are sound */
-        check_method(spec, diags);
+        check_method(&c, doc);
+    free(c.lines);
+    free(c.ascii);
 }
 
 /* The spec --------------------------------------------------------------- */

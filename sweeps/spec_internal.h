@@ -29,6 +29,7 @@ typedef struct {
     size_t *lines; /* offset of each line in spec->source, made on demand */
     bool *ascii;   /* whether each line is ASCII: columns are bytes */
     size_t n_lines;
+    bool grid; /* method: grid, known before the parameters are read */
 } sw_spec__ctx;
 
 /* Calls `fn` on each key of `map` in document order, with its path. */

@@ -180,14 +180,25 @@ static void test_repeated_values_collapse(void **state)
     sw_spec *t;
 
     (void)state;
-    s = load_ok("s.yaml", "method: grid\nparameters:\n"
+    s = load_ok("s.yaml", "method: random\nparameters:\n"
                           "  a: {values: [1, 1.0, true, 1, '1']}\n");
     assert_int_equal(s->params[0].n_values, 4); /* typed equality */
     sw_spec_free(s);
+    /* W&B's grid: 1 == 1.0 != True, the value written last kept */
+    s = load_ok("s.yaml", "parameters:\n"
+                          "  a: {values: [1, 1.0, true, 1, '1', 1.0]}\n"
+                          "method: grid\n");
+    assert_int_equal(s->params[0].n_values, 3);
+    assert_int_equal(s->params[0].values[0]->type, SW_FLOAT);
+    assert_int_equal(s->params[0].values[1]->type, SW_BOOL);
+    sw_spec_free(s);
     s = load_ok("s.yaml", "method: grid\nparameters:\n"
                           "  a: {values: [{x: 1, y: 2}, {y: 2, x: 1}, 0.0, "
-                          "-0.0, .nan, .NaN, [1, 2], [2, 1]]}\n");
-    assert_int_equal(s->params[0].n_values, 5);
+                          "-0.0, 0, .nan, .NaN, [1, 2], [2, 1], [0.0], "
+                          "[-0.0], [1.0], [1]]}\n");
+    assert_int_equal(s->params[0].n_values, 9);
+    assert_string_equal(s->params[0].values[0]->u.map.keys[0], "y");
+    assert_int_equal(s->params[0].values[1]->type, SW_INT);
     sw_spec_free(s);
     t = load_ok("s.yaml", "method: random\nparameters:\n"
                           "  a: {values: [x, y, x], "
@@ -221,7 +232,7 @@ static void test_json(void **state)
 {
     sw_spec *s = load_ok(
         "s.json",
-        "{\n  \"method\": \"grid\",\n"
+        "{\n  \"method\": \"random\",\n"
         "  \"parameters\": {\"x\": {\"values\": [1, 1.0, 1e-3, \"1e-3\"]},\n"
         "    \"y\": {\"min\": 1, \"max\": 3}}\n}\n");
     const sw_param *x = &s->params[0];
