@@ -51,8 +51,9 @@ static const struct {
     {"args_override_hydra", ARGS_HYDRA_SET},
 };
 
-static const char *const other_macros[] = {"env", "interpreter", "program",
-                                           "args_json", "args_json_file"};
+static const char *const other_macros[] = {
+    "env",       "interpreter",    "program",
+    "args_json", "args_json_file", "args_dict"};
 
 static void push_arg(argv_b *a, args_kind kind, const char *name,
                      const sw_value *v)
@@ -81,6 +82,16 @@ static void push_args(argv_b *a, args_kind kind, const sw_value *params)
 
     for (i = 0; params && i < params->u.map.len; i++)
         push_arg(a, kind, params->u.map.keys[i], params->u.map.vals[i]);
+}
+
+/* ${args_dict}: W&B's agent extends the argv list with a dict of the
+ * parameters, and a Python list extended by a dict takes its keys. */
+static void push_names(argv_b *a, const sw_value *params)
+{
+    size_t i;
+
+    for (i = 0; params && i < params->u.map.len; i++)
+        push(a, sw_strdup(params->u.map.keys[i]));
 }
 
 char *sw_command_args_json(const sw_value *params)
@@ -182,6 +193,8 @@ static bool expand_macro(argv_b *a, const char *m, const sw_spec *spec,
         push(a, sw_strdup(spec->program));
     else if (strcmp(m, "args_json") == 0)
         push(a, sw_command_args_json(params));
+    else if (strcmp(m, "args_dict") == 0)
+        push_names(a, params);
     else if (strcmp(m, "args_json_file") == 0)
         push(a, sw_strdup(o->args_json_file ? o->args_json_file
                                             : "${args_json_file}"));
@@ -257,11 +270,25 @@ void sw_command_check(const sw_spec *spec, sw_diags *diags)
     size_t i;
     char *m;
 
+    if (!spec->command && !spec->program) {
+        /* valid for W&B: a file for wandb.agent(function=...) */
+        sw_diags_add(diags, true, 0, 0, NULL,
+                     "the file has neither `program` nor `command`: "
+                     "`sweep run FILE -- COMMAND...` gives the trial's "
+                     "command");
+        return;
+    }
     for (i = 0; i < n; i++) {
         m = macro_name(tokens[i]);
         if (m && strcmp(m, "program") == 0 && !spec->program)
             sw_diags_add(diags, false, line, col, "command",
                          "${program} is used but the sweep has no program");
+        else if (m && strcmp(m, "args_dict") == 0)
+            sw_diags_add(diags, true, line, col, "command",
+                         "${args_dict} expands to the parameter names "
+                         "alone, one token each, as W&B's agent does (it "
+                         "extends the command with a dict); ${args_json} "
+                         "gives names and values");
         else if (m && strncmp(m, "envvar:", 7) != 0 && !known_macro(m))
             sw_diags_add(diags, true, line, col, "command",
                          "unknown macro ${%s} expands to nothing (as in "

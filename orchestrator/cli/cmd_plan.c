@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/engine.h"
 
 static const char help[] =
     "usage: sweep plan FILE [-n N] [--seed S] [--json]\n\n"
@@ -187,6 +188,10 @@ int sw_cmd_plan(int argc, char **argv)
     status = sw_cli_load(&spec, argv[optind]);
     if (status != SW_EXIT_OK)
         return status;
+    if (sw_engine_needs_command(spec, argv[optind]) != SW_OK) {
+        sw_spec_free(spec); /* its command lines cannot be shown */
+        return SW_EXIT_USAGE;
+    }
     if (!o.has_seed && spec->has_seed)
         o.seed = spec->seed;
     status = plan(spec, &o);
