@@ -293,7 +293,7 @@ static bool dump_equal(const sw_value *a, const sw_value *b)
 /* Equality as W&B's grid sees it: equal yaml_hash. */
 static bool grid_equal(const sw_value *a, const sw_value *b)
 {
-    int64_t x, y;
+    int64_t x = 0, y = 0;
     bool ia = grid_int(a, &x), ib = grid_int(b, &y);
 
     if (ia || ib)
