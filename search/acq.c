@@ -162,7 +162,12 @@ static void near_candidates(const sw_space *sp, const double *near,
     }
 }
 
-/* log EI of m candidates, at once. */
+static bool is_taken(const sw_acq *a, const double *z)
+{
+    return a->taken && a->taken(a->taken_ctx, z);
+}
+
+/* log EI of m candidates, at once; -INFINITY for those taken. */
 static void score(const sw_acq *a, const double *z, size_t m, double *le)
 {
     size_t nf = a->f->n, n = a->f->sp->n, i;
@@ -173,7 +178,9 @@ static void score(const sw_acq *a, const double *z, size_t m, double *le)
         sw_features__of(a->f, &z[i * n], &x[i * nf]);
     sw_gp__predict_many(a->gp, x, m, mu, var);
     for (i = 0; i < m; i++)
-        le[i] = log_ei_at(a->best, mu[i], var[i], &r1, &r2);
+        le[i] = is_taken(a, &z[i * n])
+                    ? -INFINITY
+                    : log_ei_at(a->best, mu[i], var[i], &r1, &r2);
     free(x);
 }
 
@@ -224,7 +231,7 @@ static void polish(const sw_acq *a, double *z)
         z[j] = sw_space__snap(&sp->dims[j], z[j]);
 }
 
-/* Tries z[j] = v; keeps it when EI grows. */
+/* Tries z[j] = v; keeps it when EI grows and the point is not taken. */
 static void try_move(const sw_acq *a, double *z, size_t j, double v, double *le,
                      int *moved)
 {
@@ -233,7 +240,7 @@ static void try_move(const sw_acq *a, double *z, size_t j, double v, double *le,
     if (v == old)
         return;
     z[j] = v;
-    t = sw_acq__log_ei(a, z, NULL);
+    t = is_taken(a, z) ? -INFINITY : sw_acq__log_ei(a, z, NULL);
     if (t > *le) {
         *le = t;
         *moved = 1;
@@ -290,6 +297,21 @@ static void top_k(const double *le, size_t m, size_t *best, size_t k)
     }
 }
 
+double sw_acq__best_of(const sw_acq *a, const double *z, size_t m,
+                       double *z_out)
+{
+    size_t n = a->f->sp->n, top;
+    double *le = sw_malloc((m + 1) * sizeof(*le)), best;
+
+    score(a, z, m, le);
+    top_k(le, m, &top, 1);
+    best = top == SIZE_MAX ? -INFINITY : le[top];
+    if (best > -INFINITY)
+        memcpy(z_out, z + top * n, n * sizeof(*z_out));
+    free(le);
+    return best;
+}
+
 double sw_acq__maximize(const sw_acq *a, const double *near, size_t n_near,
                         sw_rng *r, double *z_out)
 {
@@ -312,7 +334,7 @@ double sw_acq__maximize(const sw_acq *a, const double *near, size_t n_near,
         memcpy(cand, z + top[i] * n, n * sizeof(*cand));
         polish(a, cand);
         t = moves(a, cand);
-        if (t > best) {
+        if (t > best && !is_taken(a, cand)) {
             best = t;
             memcpy(z_out, cand, n * sizeof(*z_out));
         }

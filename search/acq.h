@@ -29,17 +29,27 @@ typedef struct {
     const sw_features *f;
     const sw_gp *gp;
     double best; /* the incumbent loss, in the GP's units */
+    /* Optional: points that must not be proposed (in a discrete space,
+     * the configurations already tried); NULL: none. */
+    bool (*taken)(const void *ctx, const double *z);
+    const void *taken_ctx;
 } sw_acq;
 
 /* log EI at point z; when g is not NULL, its gradient in z for the real
  * and int dimensions (0 for categoricals). */
 double sw_acq__log_ei(const sw_acq *a, const double *z, double *g);
 
+/* The best of the m points in z (m x dims) by EI, not taken, into z_out;
+ * returns its log EI, or -INFINITY (z_out untouched) when all are taken. */
+double sw_acq__best_of(const sw_acq *a, const double *z, size_t m,
+                       double *z_out);
+
 /* A point maximising EI into z_out: scrambled Sobol candidates over the
  * whole space and perturbations of the `n_near` points in `near` (k x
  * dims), the best few refined by L-BFGS on the continuous coordinates
  * and then by single-dimension moves on the discrete ones. Returns its
- * log EI. Depends only on its arguments and r's state. */
+ * log EI, -INFINITY when every candidate was taken (z_out is then one of
+ * them). Depends only on its arguments and r's state. */
 double sw_acq__maximize(const sw_acq *a, const double *near, size_t n_near,
                         sw_rng *r, double *z_out);
 

@@ -31,11 +31,15 @@
 #include "search/strategy.h"
 
 #define N_INIT 2      /* W&B: a GP needs two finite results */
+#define INIT_MAX 64   /* the most points the initial design has */
+#define ENUM_MAX 4096 /* discrete spaces this small are scored whole */
+#define DRAWS 1024    /* random draws for an untried configuration */
 #define FIT_CAP 64    /* runs the hyperparameters are fitted on */
 #define GP_CAP 256    /* runs the GP is conditioned on */
 #define N_NEAR 5      /* best runs the local candidates start from */
 #define WARP_SKEW 0.5 /* losses more skewed than this are log-warped */
 #define WARM_STREAM UINT64_C(0xba7e5ba7e5)
+#define LEVEL_STREAM UINT64_C(0x1e7e15ba7e5)
 
 typedef struct {
     const sw_spec *spec;
@@ -44,7 +48,38 @@ typedef struct {
     sw_features feat;
     sw_history hist;
     sw_sobol warm;
+    size_t n_init;    /* the initial design's points */
+    uint64_t configs; /* a finite discrete space: its size; else 0 */
 } bayes_state;
+
+/* The size of a space whose every dimension is an int or a categorical,
+ * or 0 when one is continuous or the product passes UINT64_MAX. */
+static uint64_t count_configs(const sw_space *sp)
+{
+    uint64_t c = 1;
+    size_t j;
+
+    for (j = 0; j < sp->n; j++) {
+        uint64_t k = sp->dims[j].levels;
+
+        if (sp->dims[j].kind == SW_DIM_REAL || k == 0 || c > UINT64_MAX / k)
+            return 0;
+        c *= k;
+    }
+    return c;
+}
+
+/* max(dims + 1, levels of the largest categorical), at most INIT_MAX:
+ * enough for the GP to see every direction and every category once. */
+static size_t initial_points(const sw_space *sp)
+{
+    size_t j, n = sp->n + 1;
+
+    for (j = 0; j < sp->n; j++)
+        if (sp->dims[j].kind == SW_DIM_CAT && sp->dims[j].levels > n)
+            n = sp->dims[j].levels;
+    return n < INIT_MAX ? n : INIT_MAX;
+}
 
 static int bayes_open(void **state, const sw_spec *spec, uint64_t seed)
 {
@@ -64,6 +99,8 @@ static int bayes_open(void **state, const sw_spec *spec, uint64_t seed)
     sw_history__init(&st->hist, st->space.n);
     sw_rng_seed(&r, seed, WARM_STREAM);
     sw_sobol__init(&st->warm, st->space.n, &r);
+    st->n_init = initial_points(&st->space);
+    st->configs = count_configs(&st->space);
     *state = st;
     return SW_OK;
 }
@@ -275,16 +312,136 @@ static size_t best_points(const bayes_state *st, const size_t *rows, size_t m,
     return n;
 }
 
-/* The point maximising EI, given the losses of the records. */
-static int suggest(const bayes_state *st, const double *loss, sw_rng *r,
-                   double *z)
+/* The configurations tried (ended or in flight) of a discrete space,
+ * distinct and sorted, so a suggestion can avoid them. */
+typedef struct {
+    const double *z;
+    size_t d;
+} row;
+
+typedef struct {
+    row *rows;
+    size_t n, d;
+} seen_set;
+
+static int by_row(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    size_t j;
+
+    for (j = 0; j < x->d; j++)
+        if (x->z[j] != y->z[j])
+            return x->z[j] < y->z[j] ? -1 : 1;
+    return 0;
+}
+
+static void seen_init(seen_set *s, const sw_history *h)
+{
+    size_t i, k = 0;
+
+    s->d = h->n_dims;
+    s->rows = sw_malloc((h->len + 1) * sizeof(*s->rows));
+    for (i = 0; i < h->len; i++)
+        s->rows[i] = (row){sw_history__z(h, i), h->n_dims};
+    qsort(s->rows, h->len, sizeof(*s->rows), by_row);
+    for (i = 0; i < h->len; i++)
+        if (k == 0 || by_row(&s->rows[k - 1], &s->rows[i]) != 0)
+            s->rows[k++] = s->rows[i];
+    s->n = k;
+}
+
+static bool seen_has(const void *ctx, const double *z)
+{
+    const seen_set *s = ctx;
+    row key = {z, s->d};
+
+    return s->n && bsearch(&key, s->rows, s->n, sizeof(*s->rows), by_row);
+}
+
+/* Configuration c of a finite discrete space (mixed radix, the last
+ * dimension fastest) as a point. */
+static void config_point(const sw_space *sp, uint64_t c, double *z)
+{
+    size_t j;
+
+    for (j = sp->n; j-- > 0;) {
+        const sw_dim *d = &sp->dims[j];
+        uint64_t k = c % d->levels;
+
+        c /= d->levels;
+        z[j] = d->kind == SW_DIM_CAT ? (double)k
+                                     : ((double)k + 0.5) / (double)d->levels;
+    }
+}
+
+/* The untried configurations of a small discrete space into z; their
+ * number. */
+static size_t untried_all(const bayes_state *st, const seen_set *seen,
+                          double *z)
+{
+    size_t n = st->space.n, m = 0;
+    uint64_t c;
+
+    for (c = 0; c < st->configs; c++) {
+        config_point(&st->space, c, &z[m * n]);
+        m += !seen_has(seen, &z[m * n]);
+    }
+    return m;
+}
+
+/* An untried configuration into z: a random draw, or past DRAWS of them
+ * the first untried one from a random configuration on. The space has
+ * one (seen->n < st->configs). */
+static void untried(const bayes_state *st, const seen_set *seen, sw_rng *r,
+                    double *z)
+{
+    uint64_t c, k;
+    size_t i;
+
+    for (i = 0; i < DRAWS; i++) {
+        config_point(&st->space, sw_rng_below(r, st->configs), z);
+        if (!seen_has(seen, z))
+            return;
+    }
+    c = sw_rng_below(r, st->configs);
+    for (k = 0; k < st->configs; k++) {
+        config_point(&st->space, (c + k) % st->configs, z);
+        if (!seen_has(seen, z))
+            return;
+    }
+}
+
+/* Where EI is highest: over every untried configuration of a small
+ * discrete space, else over candidates (avoiding those tried). */
+static void pick(const bayes_state *st, const sw_acq *a, const double *near,
+                 size_t n_near, sw_rng *r, double *z)
+{
+    const seen_set *seen = a->taken_ctx;
+    double *all;
+    size_t m;
+
+    if (!seen || st->configs > ENUM_MAX) {
+        sw_acq__maximize(a, near, n_near, r, z);
+        return;
+    }
+    all = sw_malloc((st->configs * st->space.n + 1) * sizeof(*all));
+    m = untried_all(st, seen, all);
+    if (sw_acq__best_of(a, all, m, z) == -INFINITY)
+        sw_acq__maximize(a, near, n_near, r, z);
+    free(all);
+}
+
+/* The point maximising EI, given the losses of the records; in a discrete
+ * space (`seen` not NULL) among the configurations not yet tried. */
+static int suggest(const bayes_state *st, const double *loss,
+                   const seen_set *seen, sw_rng *r, double *z)
 {
     size_t n = st->hist.len, nf = st->feat.n, m, np, i;
     size_t *rows = sw_malloc((2 * n + 1) * sizeof(*rows)), *pend = rows + n;
     double *X = sw_malloc(((GP_CAP * 2 + 1) * nf + 1) * sizeof(*X));
     double *y = sw_malloc((GP_CAP * 2 + 2) * sizeof(*y)), best = INFINITY;
     double *near = sw_malloc((N_NEAR * st->space.n + 1) * sizeof(*near));
-    sw_acq a = {&st->feat, NULL, 0.0};
+    sw_acq a = {&st->feat, NULL, 0.0, seen ? seen_has : NULL, seen};
     sw_gp gp;
     int err;
 
@@ -299,7 +456,7 @@ static int suggest(const bayes_state *st, const double *loss, sw_rng *r,
         believe(st, &gp, X, y, m, pend, np);
         a.gp = &gp;
         a.best = best;
-        sw_acq__maximize(&a, near, best_points(st, rows, m, y, near), r, z);
+        pick(st, &a, near, best_points(st, rows, m, y, near), r, z);
     }
     sw_gp__dispose(&gp);
     free(rows);
@@ -309,21 +466,90 @@ static int suggest(const bayes_state *st, const double *loss, sw_rng *r,
     return err;
 }
 
+/* Level of categorical dimension j at initial point `index`: each block
+ * of `levels` points takes every level once, in an order drawn from the
+ * seed, so a short design sees every category. */
+static double level_of(const bayes_state *st, size_t j, uint64_t index)
+{
+    size_t levels = st->space.dims[j].levels, i, at = index % levels;
+    size_t *perm = sw_malloc(levels * sizeof(*perm)), k;
+    sw_rng r;
+
+    sw_rng_seed(&r, st->seed,
+                LEVEL_STREAM ^ ((uint64_t)j << 40) ^ (index / levels));
+    for (i = 0; i < levels; i++)
+        perm[i] = i;
+    for (i = 0; i <= at; i++) { /* partial Fisher-Yates */
+        size_t t = i + (size_t)sw_rng_below(&r, levels - i);
+
+        k = perm[i];
+        perm[i] = perm[t];
+        perm[t] = k;
+    }
+    k = perm[at];
+    free(perm);
+    return (double)k;
+}
+
+/* The initial design's point `index`: the scrambled Sobol point, with
+ * categoricals (those without probabilities, which the draw follows)
+ * taking their levels in turn. */
+static void warm_point(const bayes_state *st, uint64_t index, sw_rng *r,
+                       double *z)
+{
+    size_t j;
+
+    sw_space__warm_point(&st->space, &st->warm, index, r, z);
+    for (j = 0; j < st->space.n; j++)
+        if (st->space.dims[j].kind == SW_DIM_CAT && !st->space.dims[j].p->probs)
+            z[j] = level_of(st, j, index);
+}
+
 static int bayes_next(void *state, uint64_t index, sw_value **vals)
 {
     bayes_state *st = state;
     double *loss = sw_malloc((st->hist.len + 1) * sizeof(*loss));
     double *z = sw_malloc(2 * (st->space.n + 1) * sizeof(*z));
     size_t real = sw_history__losses(&st->hist, &st->spec->metric, loss);
+    seen_set seen = {NULL, 0, st->space.n};
+    int err = SW_OK;
     sw_rng r;
 
+    if (st->configs)
+        seen_init(&seen, &st->hist);
+    if (st->configs && seen.n >= st->configs) {
+        err = sw_error_set(SW_EDONE,
+                           "bayes has tried all %llu configurations of the "
+                           "discrete space",
+                           (unsigned long long)st->configs);
+        goto done;
+    }
     sw_rng_seed(&r, st->seed, index);
-    if (real < N_INIT || suggest(st, loss, &r, z) != SW_OK)
-        sw_space__warm_point(&st->space, &st->warm, index, &r, z);
+    if (index < st->n_init || real < N_INIT ||
+        suggest(st, loss, st->configs ? &seen : NULL, &r, z) != SW_OK)
+        warm_point(st, index, &r, z);
+    if (st->configs && seen_has(&seen, z))
+        untried(st, &seen, &r, z);
     sw_history__suggested(&st->hist, &st->space, index, z, vals);
+done:
+    free(seen.rows);
     free(loss);
     free(z);
-    return SW_OK;
+    return err;
+}
+
+/* A finite discrete space ends, as a grid does, when every
+ * configuration has been tried. */
+static void bayes_size(const void *state, uint64_t *count, bool *bounded,
+                       bool *saturated)
+{
+    const bayes_state *st = state;
+
+    sw_search__unbounded(state, count, bounded, saturated);
+    if (st->configs) {
+        *count = st->configs;
+        *bounded = true;
+    }
 }
 
 static int bayes_observe(void *state, const sw_trial *t, double value)
@@ -346,7 +572,7 @@ const sw_strategy sw_bayes__strategy = {
     .open = bayes_open,
     .close = bayes_close,
     .next = bayes_next,
-    .size = sw_search__unbounded,
+    .size = bayes_size,
     .observe = bayes_observe,
     .pending = bayes_pending,
 };

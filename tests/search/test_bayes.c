@@ -354,6 +354,124 @@ static void test_observe_refuses_foreign_values(void **state)
     fx_free(&s);
 }
 
+/* A function of a categorical "c" and an int "n" (and "k" when there). */
+static double discrete(const sw_value *p)
+{
+    const sw_value *c = fx_get(p, "c"), *k = fx_get(p, "k");
+    double n = num(p, "n") - 3.0, off = (double)(c->u.s[0] - 'a');
+
+    return off + n * n + (k ? (double)(k->u.s[0] - 'p') : 0.0);
+}
+
+static void discrete_spec(sw_spec *s, int64_t ints)
+{
+    *s = (sw_spec){.method = SW_METHOD_BAYES};
+    fx_values(s, "c", 3,
+              (sw_value *[]){sw_value_str("a"), sw_value_str("b"),
+                             sw_value_str("c")});
+    fx_int(s, "n", 1, ints);
+}
+
+/* Runs bayes on spec s until it ends or `max` trials; the ids into ids.
+ * Returns the number of trials it gave. */
+static int run_ids(const sw_spec *s, uint64_t seed, int max, char (*ids)[17])
+{
+    sw_search *b;
+    sw_trial t;
+    int n = 0, err = SW_OK;
+
+    assert_int_equal(sw_search_new(&b, s, seed), SW_OK);
+    sw_trial_init(&t);
+    while (n < max && (err = sw_search_next(b, &t)) == SW_OK) {
+        memcpy(ids[n++], t.id, sizeof(t.id));
+        assert_int_equal(sw_search_observe(b, &t, discrete(t.params)), SW_OK);
+    }
+    if (n < max)
+        assert_int_equal(err, SW_EDONE);
+    sw_trial_dispose(&t);
+    sw_search_free(b);
+    return n;
+}
+
+static void assert_distinct(char (*ids)[17], int n)
+{
+    int i, j;
+
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            assert_string_not_equal(ids[i], ids[j]);
+}
+
+/* 3 x 4 configurations: each once, then the search ends as a grid does. */
+static void test_discrete_space_runs_each_configuration_once(void **state)
+{
+    sw_spec s;
+    sw_search *b;
+    char ids[20][17];
+    uint64_t count;
+    bool bounded, saturated;
+
+    (void)state;
+    discrete_spec(&s, 4);
+    assert_int_equal(sw_search_new(&b, &s, 13), SW_OK);
+    sw_search_size(b, &count, &bounded, &saturated);
+    assert_true(bounded && !saturated && count == 12);
+    sw_search_free(b);
+    assert_int_equal(run_ids(&s, 13, 20, ids), 12);
+    assert_distinct(ids, 12);
+    fx_free(&s);
+}
+
+/* 3 x 20 x 4 = 240 configurations: no repeat in the first 80 trials. */
+static void test_discrete_space_does_not_repeat(void **state)
+{
+    sw_spec s;
+    char ids[80][17];
+
+    (void)state;
+    discrete_spec(&s, 20);
+    fx_values(&s, "k", 4,
+              (sw_value *[]){sw_value_str("p"), sw_value_str("q"),
+                             sw_value_str("r"), sw_value_str("s")});
+    assert_int_equal(run_ids(&s, 14, 80, ids), 80);
+    assert_distinct(ids, 80);
+    fx_free(&s);
+}
+
+/* The initial design covers a 4-way categorical in its first 4 points,
+ * whatever the seed. */
+static void test_initial_design_covers_categories(void **state)
+{
+    sw_spec s;
+    uint64_t seed;
+
+    (void)state;
+    s = (sw_spec){.method = SW_METHOD_BAYES};
+    fx_values(&s, "opt", 4,
+              (sw_value *[]){sw_value_str("a"), sw_value_str("b"),
+                             sw_value_str("c"), sw_value_str("d")});
+    fx_int(&s, "n", 1, 32);
+    fx_range(&s, "x", SW_DIST_UNIFORM, 0.0, 1.0);
+    for (seed = 0; seed < 8; seed++) {
+        sw_search *b;
+        sw_trial t;
+        int i, seen = 0;
+
+        assert_int_equal(sw_search_new(&b, &s, seed), SW_OK);
+        sw_trial_init(&t);
+        for (i = 0; i < 4; i++) {
+            assert_int_equal(sw_search_next(b, &t), SW_OK);
+            seen |= 1 << (fx_get(t.params, "opt")->u.s[0] - 'a');
+            assert_int_equal(sw_search_observe(b, &t, num(t.params, "x")),
+                             SW_OK);
+        }
+        assert_int_equal(seen, 0xf);
+        sw_trial_dispose(&t);
+        sw_search_free(b);
+    }
+    fx_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +485,9 @@ int main(void)
         cmocka_unit_test(test_deterministic_for_a_seed),
         cmocka_unit_test(test_categorical_and_int),
         cmocka_unit_test(test_observe_refuses_foreign_values),
+        cmocka_unit_test(test_discrete_space_runs_each_configuration_once),
+        cmocka_unit_test(test_discrete_space_does_not_repeat),
+        cmocka_unit_test(test_initial_design_covers_categories),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
