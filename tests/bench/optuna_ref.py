@@ -5,7 +5,7 @@ with their default settings, one study per (function, sampler, seed).
 Run by bench_search with Debian's /usr/bin/python3 (python3-optuna):
 
   optuna_ref.py quality SEEDS BUDGET   prints, per run,
-      RESULT <function> <sampler> <seed> <best at 50> <best at BUDGET>
+      RESULT <function> <sampler> <seed> <best at min(50, BUDGET)> <best at BUDGET>
   optuna_ref.py latency N...           prints, per N,
       LATENCY optuna-tpe <N> <median ms of 5 suggestions after N trials>
 
@@ -98,7 +98,7 @@ def quality(seeds, budget):
                     y = f(t)
                     study.tell(t, y)
                     best = min(best, y)
-                    if i + 1 == 50:
+                    if i + 1 == min(50, budget):
                         at50 = best
                 print("RESULT %s %s %d %.17g %.17g"
                       % (name, sname, seed, at50, best), flush=True)
