@@ -9,7 +9,8 @@
  * (W&B's itertools.product over the params sorted at every level, depth
  * first, which is spec->params' order). Constants are axes of one value.
  * Value lists follow W&B: int_uniform is range(min, max + 1), q_uniform
- * is np.arange(min, max, q) (max excluded, numpy's arithmetic).
+ * is np.arange(min, max, q) (max excluded, numpy's arithmetic), except
+ * that a value numpy's rounding puts past max is max.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -205,8 +206,10 @@ static sw_value *axis_value(const sw_param *p, const axis *ax, uint64_t d)
         if (d == 0)
             return sw_value_float(p->min);
         if (d == 1)
-            return sw_value_float(ax->first);
-        return sw_value_float(p->min + (double)d * ax->delta);
+            return sw_value_float(fmin(ax->first, p->max));
+        /* numpy's rounding can step a hair past max (1..1.3 by 0.1 ends
+         * on 1.3000000000000003): a suggestion never leaves its range */
+        return sw_value_float(fmin(p->min + (double)d * ax->delta, p->max));
     }
 }
 

@@ -53,7 +53,7 @@ static const bcase cases[] = {
     {"q_uniform<0", SW_DIST_Q_UNIFORM, -0.35, -0.05, 0.1, false, -0.35, -0.05,
      false},
     {"q_uniform int", SW_DIST_Q_UNIFORM, -3.5, 2.5, 2, true, -3.5, 2.5, false},
-    {"q_uniform arange", SW_DIST_Q_UNIFORM, 1, 1.3, 0.1, false, 1, 1.3, true},
+    {"q_uniform arange", SW_DIST_Q_UNIFORM, 1, 1.3, 0.1, false, 1, 1.3, false},
     {"q_log_uniform_values", SW_DIST_Q_LOG_UNIFORM_VALUES, 1e-5, 0.1, 1e-4,
      false, 1e-5, 0.1, false},
     {"q_log_uniform_values int", SW_DIST_Q_LOG_UNIFORM_VALUES, 1, 1000, 3, true,
