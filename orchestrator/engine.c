@@ -212,7 +212,8 @@ int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
 {
     int error;
 
-    if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
+    if (!e->search &&
+        (error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
     one_blas_thread();
     e->clock = e->clock ? e->clock : &sw_clock_system;
@@ -284,15 +285,23 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
         (error = sw_engine_needs_command(e->spec, path)) ||
         (error = make_executor(e, o->backend ? o->backend : "local")))
         return error; /* already printed */
+    make_sweep(e, path, e->spec->source, o);
+    if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed))) {
+        /* a space the search cannot hold (a grid too large): said before
+         * anything is made */
+        fprintf(stderr, "%s\n", sw_error_last());
+        return error == SW_EINVALID ? error : SW_EINVALID;
+    }
     if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
         return error;
-    make_sweep(e, path, e->spec->source, o);
     e->parallel = e->sweep.parallel;
     sw_provenance_start(e, true);
     if (e->spec->code_snapshot && (error = sw_provenance_freeze(e)) != SW_OK)
         return error;
-    if ((error = sw_store_put_sweep(e->st, &e->sweep)) != SW_OK ||
-        (error = lock_sweep(e)) != SW_OK)
+    /* locked before it is visible, so a `sweep resume` of the latest
+     * sweep started meanwhile never takes it */
+    if ((error = lock_sweep(e)) != SW_OK ||
+        (error = sw_store_put_sweep(e->st, &e->sweep)) != SW_OK)
         return error;
     printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e->sweep.id, path,
            e->sweep.method, (long long)e->parallel,

@@ -15,6 +15,20 @@ static const char help[] =
     "Problems go to stderr as FILE:LINE:COLUMN: KEY: PROBLEM, all of them;\n"
     "the exit status is 2 when there is any.\n";
 
+/* A grid must be one the search can hold (a q_uniform of 10^40 values is
+ * not): run refuses it, so validate does too. */
+static bool grid_fits(const sw_spec *spec)
+{
+    uint64_t n;
+    bool saturated;
+
+    if (spec->method != SW_METHOD_GRID ||
+        sw_grid_size(spec, &n, &saturated) == SW_OK)
+        return true;
+    fprintf(stderr, "%s\n", sw_error_last());
+    return false;
+}
+
 int sw_cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
@@ -34,6 +48,10 @@ int sw_cmd_validate(int argc, char **argv)
     status = sw_cli_load(&spec, argv[optind]);
     if (status != SW_EXIT_OK)
         return status;
+    if (!grid_fits(spec)) {
+        sw_spec_free(spec); /* refused as `sweep run` refuses it */
+        return SW_EXIT_USAGE;
+    }
     printf("%s: valid\n", argv[optind]);
     sw_cli_describe(stdout, spec);
     sw_spec_free(spec);

@@ -249,6 +249,16 @@ static void test_unknown_backend_is_refused(void **state)
     assert_int_equal(sw_h_run(&h, run, NULL), 2);
     assert_true(sw_h_count(&h, "select count(*) from sweeps") <= 0);
     free(file);
+    /* a grid the search cannot hold: refused before anything is made,
+     * not left `running` (issue 13, item 12) */
+    file = sw_h_file(&h, "big.yaml",
+                     "method: grid\ncommand: [/bin/true]\nparameters:\n"
+                     "  x: {distribution: q_uniform, min: 0, max: 1.0e+30,"
+                     " q: 1.0e-10}\n");
+    const char *big[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, big, NULL), 2);
+    assert_true(sw_h_count(&h, "select count(*) from sweeps") <= 0);
+    free(file);
     sw_h_dispose(&h);
 }
 
