@@ -33,9 +33,16 @@
 #include "search/search.h"
 #include "sweeps/command.h"
 
+static int stopped_by; /* the signal that interrupted the last sweep */
+
 const char *sw_engine_home(void)
 {
     return sw_contract_home();
+}
+
+int sw_engine_stopped_by(void)
+{
+    return stopped_by;
 }
 
 /* Takes the sweep's lock so two orchestrators never run one sweep. */
@@ -322,6 +329,7 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
         error = start(&e, o);
     if (error && error != SW_EINVALID)
         fprintf(stderr, "sweep run: %s\n", sw_error_last());
+    stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
     return error;
 }
@@ -388,6 +396,7 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
         error = start(&e, o);
     if (error && error != SW_EINVALID)
         fprintf(stderr, "sweep resume: %s\n", sw_error_last());
+    stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
     return error;
 }

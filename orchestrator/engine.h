@@ -34,8 +34,9 @@ typedef struct {
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.
- * Returns SW_OK when the sweep ended (even with failed runs), SW_EINVALID
- * for an invalid file (problems already printed), or another error. */
+ * Returns SW_OK when the sweep ended (even with failed runs), SW_EINTR
+ * when a signal interrupted it (resumable), SW_EINVALID for an invalid
+ * file (problems already printed), or another error. */
 int sw_engine_run(const char *path, const sw_engine_opts *opts);
 
 /* Continues the sweep `key` (id, id prefix or name; NULL: the latest)
@@ -56,6 +57,10 @@ int sw_engine_load(sw_spec **out, const char *path, const char *text,
 /* SW_EINVALID, said on stderr, when the sweep has neither a program nor
  * a command: what `sweep run` needs to start a trial. */
 int sw_engine_needs_command(const sw_spec *sp, const char *path);
+
+/* The signal (SIGINT, SIGTERM) that interrupted the last sweep that
+ * sw_engine_run or sw_engine_resume ran, when they returned SW_EINTR. */
+int sw_engine_stopped_by(void);
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. */
 const char *sw_engine_home(void);

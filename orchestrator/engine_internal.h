@@ -150,6 +150,7 @@ struct sw_engine {
     size_t launch_failures; /* in a row; for the back-off */
     double backoff_until;   /* monotonic; launch nothing before */
     int interrupts, seen_interrupts;
+    int signal; /* the last signal that interrupted it */
     size_t done, failed, stopped, canceled;
     bool has_best;
     double best;
@@ -179,8 +180,8 @@ int sw_engine__begin(sw_engine *e);
 int sw_engine__pump(sw_engine *e);
 double sw_engine__next_wake(sw_engine *e);
 int sw_engine__end(sw_engine *e);
-/* A SIGINT or SIGTERM reached `sweep`. */
-void sw_engine__interrupt(sw_engine *e);
+/* Signal `sig` (SIGINT or SIGTERM) reached `sweep`. */
+void sw_engine__interrupt(sw_engine *e, int sig);
 /* Slow work is back (loop thread): its done() runs at the next pump. */
 void sw_engine__work_done(sw_engine *e, sw_engine_work *w);
 

@@ -669,9 +669,10 @@ static void enforce_deadlines(sw_engine *e)
     }
 }
 
-void sw_engine__interrupt(sw_engine *e)
+void sw_engine__interrupt(sw_engine *e, int sig)
 {
     e->interrupts++;
+    e->signal = sig;
 }
 
 static void on_interrupts(sw_engine *e)
@@ -853,7 +854,13 @@ int sw_engine__end(sw_engine *e)
                                     "failed",
                                     e->sweep.id);
     }
-    return sw_store_set_sweep_state(e->st, e->sweep.id,
-                                    interrupted ? "interrupted" : "finished",
-                                    interrupted ? 0 : now_wall(e));
+    error = sw_store_set_sweep_state(e->st, e->sweep.id,
+                                     interrupted ? "interrupted" : "finished",
+                                     interrupted ? 0 : now_wall(e));
+    if (!error && interrupted)
+        error = sw_error_set(SW_EINTR,
+                             "sweep %s interrupted: `sweep resume %s` "
+                             "continues",
+                             e->sweep.id, e->sweep.id);
+    return error;
 }

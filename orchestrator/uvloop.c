@@ -123,8 +123,7 @@ static void on_signal(uv_signal_t *s, int signum)
 {
     driver *d = s->data;
 
-    (void)signum;
-    sw_engine__interrupt(d->e);
+    sw_engine__interrupt(d->e, signum);
     step(d);
 }
 

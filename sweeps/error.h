@@ -22,6 +22,7 @@ enum {
     SW_EDONE = -5, /* an iterator has nothing more to give */
     SW_EOVERFLOW = -6,
     SW_EUSAGE = -7, /* bad command-line usage */
+    SW_EINTR = -8,  /* stopped by a signal (Ctrl-C); resumable */
 };
 
 #if defined(__GNUC__)

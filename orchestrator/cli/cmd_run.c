@@ -76,10 +76,14 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
     return SW_EXIT_OK;
 }
 
+/* 2 for an invalid file; 128 + the signal (130 after Ctrl-C), as a shell
+ * reports a command a signal ended, for an interrupted sweep. */
 static int status_of(int error)
 {
     if (error == SW_EINVALID)
         return SW_EXIT_USAGE;
+    if (error == SW_EINTR)
+        return 128 + (sw_engine_stopped_by() ? sw_engine_stopped_by() : 2);
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
 }
 

@@ -258,8 +258,9 @@ static void test_interrupt_stops_failing_launches(void **state)
     n = count_runs(f, NULL);
     /* a minute of failing launches is a handful of runs, not thousands */
     assert_in_range(n, 5, 12);
-    sw_engine__interrupt(f->e);
-    assert_int_equal(drive_until(f, 0), SW_OK);
+    unsetenv("SWEEP_MAX_INITIAL_FAILURES");
+    sw_engine__interrupt(f->e, 2);
+    assert_int_equal(drive_until(f, 0), SW_EINTR);
     assert_string_equal(sweep_state(f), "interrupted");
     assert_int_equal(count_runs(f, NULL), n);
     unsetenv("SWEEP_MAX_INITIAL_FAILURES");
@@ -355,11 +356,11 @@ static void test_two_interrupts_cancel_running_trials(void **state)
     start_sweep(f, GRID3 "parallel: 2\n", 0);
     assert_int_equal(sw_engine__begin(f->e), SW_OK);
     assert_int_equal(drive_until(f, 1001), 1);
-    sw_engine__interrupt(f->e); /* Ctrl-C: launch nothing more */
+    sw_engine__interrupt(f->e, 2); /* Ctrl-C: launch nothing more */
     assert_int_equal(drive_until(f, 1050), 1);
     assert_int_equal(f->fx->terms, 0);
-    sw_engine__interrupt(f->e); /* again: cancel them */
-    assert_int_equal(drive_until(f, 0), SW_OK);
+    sw_engine__interrupt(f->e, 2); /* again: cancel them */
+    assert_int_equal(drive_until(f, 0), SW_EINTR);
     assert_int_equal(f->fx->terms, 2);
     assert_int_equal(count_runs(f, "canceled"), 2);
     assert_int_equal(count_runs(f, NULL), 2);
@@ -373,8 +374,8 @@ static void test_one_interrupt_waits_for_running_trials(void **state)
     start_sweep(f, GRID3 "parallel: 2\n", 0);
     assert_int_equal(sw_engine__begin(f->e), SW_OK);
     assert_int_equal(drive_until(f, 1001), 1);
-    sw_engine__interrupt(f->e);
-    assert_int_equal(drive_until(f, 0), SW_OK);
+    sw_engine__interrupt(f->e, 2);
+    assert_int_equal(drive_until(f, 0), SW_EINTR);
     assert_int_equal(count_runs(f, "finished"), 2);
     assert_int_equal(f->fx->launches, 2);
     assert_string_equal(sweep_state(f), "interrupted");
