@@ -22,6 +22,23 @@
  * nothing running and its group id is never signalled after the exit file
  * exists. When the orchestrator goes (its socket closes), the supervisor
  * keeps watching the trials it started and exits after the last one.
+ *
+ * A trial's descendants may leave its group (setsid, setpgid), so the
+ * supervisor is a child subreaper: whatever of a trial loses its parent
+ * becomes the supervisor's child, an orphan. It tells whose orphan it
+ * is by a tag every trial gets in its environment,
+ * SWEEP_LOCAL_TRIAL=SUPERVISOR_PID.N (N unique to the trial), which
+ * descendants inherit and /proc/PID/environ shows. A tag was chosen over
+ * following parent links in /proc while a trial runs: a parent that
+ * exits in between (a double fork, a short-lived setsid) breaks the
+ * chain for good, while the tag survives it and says which trial at
+ * once. When a trial ends, before its exit file, its orphans are
+ * SIGKILLed with their own groups; a killed orphan's children come next,
+ * as they are orphaned in turn. An orphan without a tag of ours (it
+ * cleared its environment, or it cannot be read) is tied to no trial: it
+ * is killed only when no trial runs, since then every orphan descends
+ * from an ended one. Orphans of running trials (their workers) are left
+ * alone; orphans are reaped as they die, never taken for trials.
  */
 #define _GNU_SOURCE /* pipe2, posix_spawn_file_actions_addchdir_np */
 #include "backends/local_internal.h"
@@ -36,7 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -50,16 +69,20 @@
 extern char **environ;
 
 typedef struct {
-    pid_t pid;  /* the trial, leader of its process group */
-    int dirfd;  /* its attempt folder */
-    int lockfd; /* its pid file, flock()ed */
+    pid_t pid;         /* the trial, leader of its process group */
+    int dirfd;         /* its attempt folder */
+    int lockfd;        /* its pid file, flock()ed */
+    unsigned long tag; /* N of its SWEEP_LOCAL_TRIAL; 0 once it has ended */
 } trial;
 
 typedef struct {
     int sock, events, sigfd, devnull;
     trial *trials;
     size_t n, cap;
+    unsigned long last_tag; /* the tag of the latest launch */
 } supervisor;
+
+#define TAG_NAME "SWEEP_LOCAL_TRIAL"
 
 /* A parsed launch request; strings point into the request buffer. */
 typedef struct {
@@ -185,10 +208,24 @@ static bool parse(char *buf, size_t len, request *r)
     }
     for (q = p; q < end; q += strlen(q) + 1)
         nenv++;
-    r->envp = sw_calloc(nenv + 1, sizeof(char *));
+    r->envp = sw_calloc(nenv + 2, sizeof(char *)); /* and the tag */
     for (i = 0; p < end; p += strlen(p) + 1)
         r->envp[i++] = p;
     return true;
+}
+
+/* Puts a new tag in the environment of request r (parse left room for
+ * it), in place of any it inherited; buf holds the entry. */
+static void tag_env(supervisor *s, request *r, char *buf, size_t size)
+{
+    size_t i, j;
+
+    for (i = j = 0; r->envp[i]; i++)
+        if (strncmp(r->envp[i], TAG_NAME "=", sizeof(TAG_NAME)) != 0)
+            r->envp[j++] = r->envp[i];
+    snprintf(buf, size, TAG_NAME "=%d.%lu", (int)getpid(), ++s->last_tag);
+    r->envp[j++] = buf;
+    r->envp[j] = NULL;
 }
 
 /* What posix_spawn can fail with, as the trial's stderr says it. */
@@ -276,14 +313,15 @@ static void track(supervisor *s, pid_t pid, int dirfd, int lockfd)
     s->trials[s->n].pid = pid;
     s->trials[s->n].dirfd = dirfd;
     s->trials[s->n].lockfd = lockfd;
+    s->trials[s->n].tag = s->last_tag;
     s->n++;
 }
 
 /* Starts the trial of a request, records it, and answers. */
-static void launch(supervisor *s, const request *r)
+static void launch(supervisor *s, request *r)
 {
     int dirfd, out = -1, err = -1, lockfd, rc;
-    char line[64];
+    char line[64], tag[64];
     pid_t pid = 0;
 
     if ((dirfd = open_dir(s, r->dir)) < 0)
@@ -291,6 +329,7 @@ static void launch(supervisor *s, const request *r)
     if ((out = open_log(s, r->out, "stdout")) < 0 ||
         (err = open_log(s, r->err, "stderr")) < 0 || !cwd_ok(s, r))
         goto done;
+    tag_env(s, r, tag, sizeof(tag));
     rc = spawn(s, r, out, err, &pid);
     if (rc != 0) { /* nothing runs: it ended as a shell's 127 would */
         exec_failed(err, r->argv[0], rc);
@@ -350,7 +389,112 @@ static bool serve(supervisor *s)
     return true;
 }
 
-/* Records how trial i ended, kills what is left of its group, reaps it. */
+/* The N of pid's SWEEP_LOCAL_TRIAL when that tag is this supervisor's;
+ * 0 when it has none of ours or its environment cannot be read. */
+static unsigned long tag_of(pid_t pid)
+{
+    char path[64], want[48], *buf = NULL, *p, *end;
+    size_t len = 0, cap = 0, n;
+    unsigned long tag = 0;
+    ssize_t r;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    for (;;) {
+        sw_grow(&buf, &cap, len + 4097, 1);
+        r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    n = (size_t)snprintf(want, sizeof(want), TAG_NAME "=%d.", (int)getpid());
+    for (p = buf; p < buf + len; p += strlen(p) + 1)
+        if (strncmp(p, TAG_NAME "=", sizeof(TAG_NAME)) == 0) {
+            if (strncmp(p, want, n) == 0) /* the first, as getenv reads */
+                tag = strtoul(p + n, &end, 10);
+            if (tag && *end)
+                tag = 0;
+            break;
+        }
+    free(buf);
+    return tag;
+}
+
+/* Whether child pid, not a trial, may be killed: it is tied to a trial
+ * that has ended, or has no tie and no trial is running. */
+static bool doomed(const supervisor *s, pid_t pid)
+{
+    unsigned long tag = tag_of(pid);
+    size_t i, running = 0;
+
+    for (i = 0; i < s->n; i++) {
+        if (s->trials[i].pid == pid)
+            return false;
+        if (s->trials[i].tag != 0) {
+            running++;
+            if (s->trials[i].tag == tag)
+                return false;
+        }
+    }
+    return tag != 0 || running == 0;
+}
+
+/* Reads the parent and session of pid from /proc; false when it is
+ * gone. */
+static bool stat_of(long pid, int *ppid, int *sid)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    do
+        n = read(fd, buf, sizeof(buf) - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the name before it may hold anything */
+    return p && sscanf(p + 1, " %*c %d %*d %d", ppid, sid) == 2;
+}
+
+/* Kills the orphans of ended trials (see the top of the file): each one
+ * and, when it leads a session (whose members can only descend from it),
+ * that session's group. Its other descendants are orphaned in turn. */
+static void cull(const supervisor *s)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char *end;
+    int ppid, sid;
+    long pid;
+
+    while (d && (e = readdir(d))) {
+        pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        if (!stat_of(pid, &ppid, &sid) || ppid != (int)getpid() ||
+            !doomed(s, (pid_t)pid))
+            continue;
+        if (sid == pid)
+            kill(-(pid_t)pid, SIGKILL);
+        kill((pid_t)pid, SIGKILL);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Records how trial i ended, kills what is left of its group and its
+ * orphans, reaps it. */
 static void ended(supervisor *s, size_t i, const siginfo_t *si)
 {
     trial *t = &s->trials[i];
@@ -361,6 +505,8 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
     else
         snprintf(line, sizeof(line), "signal %d\n", si->si_status);
     kill(-t->pid, SIGKILL);
+    t->tag = 0; /* ended: its orphans go */
+    cull(s);
     put_file(t->dirfd, "exit", line, false);
     while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
         ;
@@ -375,6 +521,7 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
 static void reap(supervisor *s)
 {
     struct signalfd_siginfo fi;
+    bool orphans = false;
     siginfo_t si;
     size_t i;
 
@@ -384,14 +531,18 @@ static void reap(supervisor *s)
         memset(&si, 0, sizeof(si));
         if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid == 0)
-            return;
+            break;
         for (i = 0; i < s->n && s->trials[i].pid != si.si_pid; i++)
             ;
-        if (i < s->n)
+        if (i < s->n) {
             ended(s, i, &si);
-        else
-            waitpid(si.si_pid, NULL, 0); /* not ours: a stray */
+        } else {
+            waitpid(si.si_pid, NULL, 0); /* an orphan, not a trial */
+            orphans = true;
+        }
     }
+    if (orphans) /* their own orphans, if they were killed, are next */
+        cull(s);
 }
 
 /* Leaves the orchestrator's session and keeps only what it needs. */
@@ -402,6 +553,7 @@ static void detach(supervisor *s)
     int sig;
 
     setsid();
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* trials' orphans come here */
     for (sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
             signal(sig, (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
@@ -461,7 +613,7 @@ static void close_others(const supervisor *s)
 
 _Noreturn void sw_local__supervise(int sock, int events)
 {
-    supervisor s = {sock, events, -1, -1, NULL, 0, 0};
+    supervisor s = {sock, events, -1, -1, NULL, 0, 0, 0};
     struct pollfd p[2];
     bool connected = true;
 
@@ -478,6 +630,11 @@ _Noreturn void sw_local__supervise(int sock, int events)
             reap(&s);
         if (connected && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
             connected = serve(&s);
+    }
+    while (s.n == 0) { /* no trial left: nor anything of theirs */
+        cull(&s);
+        if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+            break;
     }
     _exit(0);
 }

@@ -3,9 +3,10 @@
  * signals recorded, argv passed literally (never through a shell), the
  * environment, working directory and logs a trial gets, launches
  * answered by events, cancel of the whole process group (also before the
- * start is known), supervisors that die, adoption by a new executor
- * after the process that launched an attempt was killed (with its handle,
- * or without one), and the factory.
+ * start is known), descendants that leave the group (ended with their
+ * trial, left alone while it runs), supervisors that die, adoption by a
+ * new executor after the process that launched an attempt was killed
+ * (with its handle, or without one), and the factory.
  *
  * Each test works in a fresh mkdtemp() folder; trials are /bin/sh
  * scripts, so no helper program is needed. Events are waited for as the
@@ -564,6 +565,93 @@ static void test_end_kills_leftovers(void **state)
     assert_true(proc_gone(strtol(slurp(f->out), NULL, 10)));
 }
 
+/* The parent of `pid` as /proc says it; 0 when it cannot be read. */
+static long ppid_of(long pid)
+{
+    char path[64], *s;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    s = strrchr(slurp(path), ')');
+    return s && s[1] == ' ' && s[2] ? strtol(s + 4, NULL, 10) : 0;
+}
+
+/* Alive and not a zombie. */
+static bool proc_running(long pid)
+{
+    char path[64], *s;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    s = strrchr(slurp(path), ')');
+    return kill((pid_t)pid, 0) == 0 && s && s[2] != 'Z' && s[2] != 'X';
+}
+
+static void test_end_kills_other_sessions(void **state)
+{
+    fixture *f = *state;
+    char child[PATH_MAX + 8];
+    sw_launch l;
+    long grandchild;
+
+    snprintf(child, sizeof(child), "%s/child", f->root);
+    l = next_attempt(f, SH("setsid sh -c 'sleep 30; :' & echo $! > \"$1\";"
+                           " sleep 0.2",
+                           child, NULL));
+    assert_int_equal(run(f, &l).exit_code, 0);
+    grandchild = strtol(slurp(child), NULL, 10);
+    assert_true(grandchild > 0);
+    assert_true(proc_gone(grandchild));
+}
+
+static void test_end_kills_untagged_orphans(void **state)
+{
+    fixture *f = *state;
+    char child[PATH_MAX + 8];
+    sw_launch l;
+    long grandchild;
+
+    snprintf(child, sizeof(child), "%s/child", f->root);
+    l = next_attempt(f, SH("setsid env -i /bin/sh -c 'sleep 30; :' &"
+                           " echo $! > \"$1\"; sleep 0.2",
+                           child, NULL));
+    assert_int_equal(run(f, &l).exit_code, 0);
+    grandchild = strtol(slurp(child), NULL, 10);
+    assert_true(grandchild > 0);
+    assert_true(proc_gone(grandchild));
+}
+
+static void test_running_trials_orphans_live(void **state)
+{
+    fixture *f = *state;
+    char child[PATH_MAX + 8];
+    sw_launch l, other;
+    long worker, supervisor;
+    int i;
+
+    snprintf(child, sizeof(child), "%s/child", f->root);
+    /* the subshell that starts the worker exits: the worker is orphaned
+     * while its trial runs */
+    l = next_attempt(f, SH("(setsid sh -c 'sleep 30; :' & echo $! > \"$1\");"
+                           " sleep 30",
+                           child, NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    supervisor = f->pid;
+    worker = strtol(await_line(child), NULL, 10);
+    assert_true(worker > 0);
+    for (i = 0; i < 500 && ppid_of(worker) != supervisor; i++)
+        sleep_ms(10);
+    assert_int_equal(ppid_of(worker), supervisor); /* reparented to it */
+    /* another trial ends: the running trial's worker is left alone */
+    other = next_attempt(f, SH("exit 2", NULL));
+    assert_int_equal(run(f, &other).exit_code, 2);
+    sleep_ms(100);
+    assert_true(proc_running(worker));
+    /* its trial ends: the worker goes with it */
+    assert_int_equal(sw_executor_cancel(f->ex, l.key, true), 0);
+    assert_int_equal(expect_ended(f, l.key).signal, SIGKILL);
+    assert_true(proc_gone(worker));
+}
+
 static void test_supervisor_killed_is_lost(void **state)
 {
     fixture *f = *state;
@@ -790,6 +878,9 @@ int main(void)
         T(test_cancel_force),
         T(test_cancel_kills_the_group),
         T(test_end_kills_leftovers),
+        T(test_end_kills_other_sessions),
+        T(test_end_kills_untagged_orphans),
+        T(test_running_trials_orphans_live),
         T(test_supervisor_killed_is_lost),
         T(test_supervisor_dies_before_replying),
         T(test_adopt_after_crash),
