@@ -16,9 +16,12 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "sweeps/json.h"
@@ -691,6 +694,19 @@ static bool read_json(reader *r, const char *text, size_t len, bool quiet)
 
 /* Loading ------------------------------------------------------------- */
 
+#define NOT_REGULAR                                                            \
+    "not a regular file (a sweep file cannot be a FIFO, a "                    \
+    "device or a directory)"
+#define TOO_LARGE "larger than 16 MiB, the limit for a sweep file"
+
+/* Records that `path` cannot be read, as one problem, and returns `code`. */
+static int cannot_read(const char *path, sw_diags *diags, const char *why,
+                       int code)
+{
+    sw_diags_add(diags, false, 0, 0, NULL, "cannot read it: %s", why);
+    return sw_error_set(code, "%s: cannot read it: %s", path, why);
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -811,45 +827,59 @@ int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,
     return SW_EINVALID;
 }
 
-/* The whole file at `path`, NUL-terminated; NULL with errno set. */
-static char *read_file(const char *path, size_t *len)
+/* Reads all of `fd` (at most SW_SPEC_MAX_BYTES + 1 bytes, so a file that
+ * grows while read is still caught) into *out, NUL-terminated. */
+static int read_fd(int fd, const char *path, sw_buf *out, sw_diags *diags)
 {
-    FILE *f = fopen(path, "rb");
-    sw_buf b = SW_BUF_INIT;
     char chunk[65536];
-    size_t n;
-    int saved;
+    ssize_t n;
 
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    if (ferror(f)) {
-        saved = errno ? errno : EIO;
-        fclose(f);
-        sw_buf_dispose(&b);
-        errno = saved;
-        return NULL;
+    while (out->len <= SW_SPEC_MAX_BYTES) {
+        n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return cannot_read(path, diags, strerror(errno), SW_EIO);
+        if (n == 0)
+            return SW_OK;
+        sw_buf_put(out, chunk, (size_t)n);
     }
-    fclose(f);
-    *len = b.len;
-    return sw_buf_detach(&b);
+    return cannot_read(path, diags, TOO_LARGE, SW_EINVALID);
+}
+
+/* The whole regular file at `path` into *out. Anything else (a FIFO, a
+ * device such as /dev/zero, a directory) is refused without reading, and
+ * so is a file over SW_SPEC_MAX_BYTES: O_NONBLOCK keeps open() from
+ * waiting for a FIFO's writer. */
+static int read_file(const char *path, sw_buf *out, sw_diags *diags)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int error;
+
+    if (fd < 0)
+        return cannot_read(path, diags, strerror(errno), SW_EIO);
+    if (fstat(fd, &st) != 0)
+        error = cannot_read(path, diags, strerror(errno), SW_EIO);
+    else if (!S_ISREG(st.st_mode))
+        error = cannot_read(path, diags, NOT_REGULAR, SW_EINVALID);
+    else if (st.st_size > SW_SPEC_MAX_BYTES)
+        error = cannot_read(path, diags, TOO_LARGE, SW_EINVALID);
+    else
+        error = read_fd(fd, path, out, diags);
+    close(fd);
+    return error;
 }
 
 int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags)
 {
-    size_t len = 0;
-    char *text = read_file(path, &len);
+    sw_buf text = SW_BUF_INIT;
     int error;
 
     *out = NULL;
-    if (!text) {
-        sw_diags_add(diags, false, 0, 0, NULL, "cannot read it: %s",
-                     strerror(errno));
-        return sw_error_set(SW_EIO, "%s: cannot read it: %s", path,
-                            strerror(errno));
-    }
-    error = sw_spec_parse(out, path, text, len, diags);
-    free(text);
+    error = read_file(path, &text, diags);
+    if (!error)
+        error = sw_spec_parse(out, path, sw_buf_cstr(&text), text.len, diags);
+    sw_buf_dispose(&text);
     return error;
 }

@@ -119,11 +119,15 @@ typedef struct {
                            the sweep's code, not the work tree */
 } sw_spec;
 
+/* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */
+#define SW_SPEC_MAX_BYTES (16 * 1024 * 1024)
+
 /* Reads and validates the sweep file at `path` (YAML or JSON): the schema
  * and what the method needs of the parameters (the command is checked
  * apart, by sw_command_check). On success *out is a valid spec; on
  * failure (SW_EINVALID or SW_EIO) every problem is in `diags` (which also
- * gets warnings on success). */
+ * gets warnings on success). A path that is not a regular file, or one
+ * over SW_SPEC_MAX_BYTES, is SW_EINVALID, refused without reading it. */
 int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags);
 /* The same, from text in memory; `name` is shown in messages. */
 int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,

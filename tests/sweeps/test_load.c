@@ -4,6 +4,7 @@
  * problem of an invalid file reported, located, in document order.
  * (The `sweep validate` cases in cases/ test the same through the CLI.)
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sweeps/spec.h"
@@ -394,6 +397,46 @@ static void test_load_reports_io_and_first_error(void **state)
     sw_diags_dispose(&d);
 }
 
+/* Loads `path`; the one problem it reports must contain `want`. */
+static void expect_refused(const char *path, const char *want)
+{
+    sw_diags d;
+    sw_spec *s = NULL;
+
+    sw_diags_init(&d, path);
+    assert_int_equal(sw_spec_load(&s, path, &d), SW_EINVALID);
+    assert_null(s);
+    assert_int_equal(d.errors, 1);
+    assert_non_null(strstr(sw_error_last(), path));
+    assert_non_null(strstr(sw_error_last(), want));
+    sw_diags_dispose(&d);
+}
+
+static void test_load_refuses_what_is_not_a_small_file(void **state)
+{
+    char dir[] = "/tmp/sw-load-XXXXXX";
+    char fifo[64], big[64];
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+    snprintf(big, sizeof(big), "%s/big.yaml", dir);
+    /* /dev/zero never ends; a FIFO with no writer would block open() */
+    expect_refused("/dev/zero", "not a regular file");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_refused(fifo, "not a regular file");
+    expect_refused(dir, "not a regular file");
+    fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, SW_SPEC_MAX_BYTES + 1), 0); /* sparse */
+    close(fd);
+    expect_refused(big, "larger than 16 MiB");
+    unlink(big);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 static void test_duplicate_keys_warn(void **state)
 {
     sw_spec *s = NULL;
@@ -426,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_documents_that_are_not_sweeps),
         cmocka_unit_test(test_hostile_input),
         cmocka_unit_test(test_load_reports_io_and_first_error),
+        cmocka_unit_test(test_load_refuses_what_is_not_a_small_file),
         cmocka_unit_test(test_duplicate_keys_warn),
     };
 
