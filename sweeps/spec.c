@@ -131,18 +131,30 @@ static void index_lines(sw_spec__ctx *c)
             c->lines[c->n_lines] = i;
             c->ascii[c->n_lines++] = true;
         }
-        if (!s[i])
+        if (!s[i]) {
+            c->src_end = i;
             break;
+        }
         if ((unsigned char)s[i] >= 0x80)
             c->ascii[c->n_lines - 1] = false;
     }
 }
 
-/* The source text where `v` was written, or "" when unknown. */
+/* The length of line `k` (0-based), without its newline. */
+static size_t line_len(const sw_spec__ctx *c, size_t k)
+{
+    size_t end = k + 1 < c->n_lines ? c->lines[k + 1] - 1 : c->src_end;
+
+    return end - c->lines[k];
+}
+
+/* The source text where `v` was written, or "" when unknown. Constant
+ * time on an ASCII line; on another, the walk to the column starts where
+ * the last one on that line ended, so the items of a long one-line list,
+ * asked for in order, cost linear time in all. */
 const char *sw_spec__source_at(sw_spec__ctx *c, const sw_value *v)
 {
     const char *s, *line;
-    size_t n;
     int col = 1;
 
     if (!c->spec->source || v->line <= 0)
@@ -152,12 +164,20 @@ const char *sw_spec__source_at(sw_spec__ctx *c, const sw_value *v)
     if ((size_t)v->line > c->n_lines)
         return "";
     line = c->spec->source + c->lines[v->line - 1];
-    if (c->ascii[v->line - 1]) {
-        n = strcspn(line, "\n");
-        return (size_t)v->col - 1 <= n ? line + v->col - 1 : "";
+    if (c->ascii[v->line - 1])
+        return (size_t)v->col - 1 <= line_len(c, (size_t)v->line - 1)
+                   ? line + v->col - 1
+                   : "";
+    s = line;
+    if (c->at && c->at_line == v->line && c->at_col <= v->col) {
+        s = c->at;
+        col = c->at_col;
     }
-    for (s = line; *s && col < v->col; s++)
+    for (; *s && col < v->col; s++)
         col += ((unsigned char)s[1] & 0xC0) != 0x80;
+    c->at = s;
+    c->at_line = v->line;
+    c->at_col = col;
     return s;
 }
 
@@ -827,7 +847,7 @@ static void check_method(sw_spec__ctx *c, const sw_value *doc)
 
 void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
 {
-    sw_spec__ctx c = {spec, diags, keys, 0, NULL, NULL, 0, false};
+    sw_spec__ctx c = {.spec = spec, .diags = diags, .keys = keys};
     const sw_value *doc = spec->doc, *method;
     size_t errors = diags->errors;
     sw_buf b = SW_BUF_INIT;

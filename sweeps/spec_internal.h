@@ -29,6 +29,9 @@ typedef struct {
     size_t *lines; /* offset of each line in spec->source, made on demand */
     bool *ascii;   /* whether each line is ASCII: columns are bytes */
     size_t n_lines;
+    size_t src_end;      /* where index_lines stopped: the first NUL */
+    const char *at;      /* the last column found on a non-ASCII line... */
+    int at_line, at_col; /* ...and where it is: the next starts there */
     bool grid; /* method: grid, known before the parameters are read */
 } sw_spec__ctx;
 

@@ -211,6 +211,43 @@ static void test_repeated_values_collapse(void **state)
     sw_spec_free(t);
 }
 
+/* 200,000 values on one line (ASCII, then not): each is located once, so
+ * this takes well under a second where it once took minutes. Repeats
+ * merge as in a short list: in a grid the one written last is kept, in
+ * the first one's place. */
+static void test_long_values_lists(void **state)
+{
+    sw_buf b = SW_BUF_INIT;
+    sw_spec *s = NULL;
+    sw_diags d;
+    int i;
+
+    (void)state;
+    sw_buf_puts(&b, "method: grid\nparameters:\n  a: {values: [");
+    for (i = 0; i < 100000; i++)
+        sw_buf_printf(&b, "%d, ", i);
+    for (i = 0; i < 100000; i++)
+        sw_buf_printf(&b, "%d.0, ", i);
+    sw_buf_puts(&b, "1e5]}\n  b: {values: [");
+    for (i = 0; i < 200000; i++)
+        sw_buf_printf(&b, "\"\u00e9%d\", ", i % 1000);
+    sw_buf_puts(&b, "x]}\n");
+    sw_diags_init(&d, "s.yaml");
+    assert_int_equal(sw_spec_parse(&s, "s.yaml", sw_buf_cstr(&b), b.len, &d),
+                     SW_OK);
+    assert_int_equal(s->params[0].n_values, 100001);
+    assert_int_equal(s->params[0].values[0]->type, SW_FLOAT);
+    assert_true(s->params[0].values[99999]->u.f == 99999.0);
+    assert_string_equal(s->params[0].values[100000]->u.s, "1e5");
+    assert_int_equal(s->params[1].n_values, 1001);
+    assert_string_equal(s->params[1].values[999]->u.s, "\u00e9999");
+    assert_int_equal(d.errors, 0);
+    assert_int_equal(d.len, 100000 + 199000 + 1); /* repeats, 1e5 */
+    sw_spec_free(s);
+    sw_diags_dispose(&d);
+    sw_buf_dispose(&b);
+}
+
 static void test_anchors_and_merge_keys(void **state)
 {
     sw_spec *s = load_ok("s.yaml", "method: random\n"
@@ -462,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_wandb_order_and_nesting),
         cmocka_unit_test(test_inference_and_defaults),
         cmocka_unit_test(test_repeated_values_collapse),
+        cmocka_unit_test(test_long_values_lists),
         cmocka_unit_test(test_anchors_and_merge_keys),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_every_problem_in_order),
