@@ -143,9 +143,21 @@ typedef int (*sw_store_metric_fn)(void *ctx, const char *name, bool has_value,
 int sw_store_last_metrics(sw_store *st, const char *run_id,
                           sw_store_metric_fn fn, void *ctx);
 
+/* The limits of one sw_store_query (docs/cli.md): the time it may run
+ * by default, and the most memory one string or blob may take. */
+#define SW_STORE_QUERY_TIMEOUT_S 10.0
+#define SW_STORE_QUERY_MAX_BYTES (64 * 1024 * 1024)
+
+/* Sets how long each later sw_store_query may run, in seconds; 0 or less
+ * means no limit. This function can't fail. */
+void sw_store_query_timeout(sw_store *st, double seconds);
+
 /* Runs read-only SQL and calls `row` for each result row (and once with
  * row index -1 and the column names). Writes, ATTACH, PRAGMA changes and
- * extensions are refused by SQLite itself; errors are one clear line. */
+ * extensions are refused by SQLite itself; errors are one clear line. A
+ * query that runs past its time limit, or would build a value over
+ * SW_STORE_QUERY_MAX_BYTES, is stopped: SW_EINVALID, "query stopped: ...".
+ * The time spent in `row` counts too. */
 typedef int (*sw_store_row_fn)(void *ctx, int64_t row, int ncols,
                                const char *const *names,
                                const sw_value *const *values);

@@ -45,6 +45,9 @@ struct sw_store {
     bool writer;
     sqlite3_stmt *stmt[Q_COUNT];
     char refused[160]; /* why the authorizer denied the query; "" if not */
+    double q_timeout;  /* seconds a query may run; 0: the default */
+    double q_deadline; /* CLOCK_MONOTONIC seconds; 0 while none runs */
+    bool q_late;       /* the progress handler stopped the query */
     int wal_pages;     /* the WAL's size after the last commit */
 };
 

@@ -6,6 +6,16 @@
  * admits reads and a list of pure functions, sqlite3_stmt_readonly), so no
  * statement given to it can change the store or touch another file. The
  * connection is opened on first use and closed by sw_store_close.
+ *
+ * A query is also bounded in time and memory, on that connection only, so
+ * the writer is never affected: a progress handler checks a deadline every
+ * PROGRESS_STEPS virtual-machine steps (a recursive CTE runs forever
+ * otherwise), and SQLITE_LIMIT_LENGTH caps every string and blob, checked
+ * before SQLite allocates it (printf('%.*c', 2000000000, 'x') wanted
+ * 2 GB; now it is NULL, as SQLite's printf answers past the limit). The page
+ * cache is capped by cache_size and sorts spill to temp files, so what is left
+ * is bounded by the time limit. A process-wide sqlite3_hard_heap_limit64 would
+ * also fail the writer's statements, in the engine, so it is not used.
  */
 #include "orchestrator/store.h"
 
@@ -15,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "orchestrator/store_internal.h"
 
-#define BLOB_HEX_MAX 32 /* longer blobs are shown as "<blob N bytes>" */
+#define BLOB_HEX_MAX 32     /* longer blobs are shown as "<blob N bytes>" */
+#define PROGRESS_STEPS 1000 /* VM steps between checks of the deadline */
 
 /* Functions a query may call, each between spaces: pure ones, without
  * side effects, that can't reach a file, load code or allocate at will
@@ -109,6 +121,25 @@ static void warm_up(sqlite3 *db)
     }
 }
 
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The progress handler: non-zero (SQLite then interrupts the statement)
+ * once the running query is past its deadline. */
+static int query_progress(void *ud)
+{
+    sw_store *st = ud;
+
+    if (st->q_deadline > 0 && now() > st->q_deadline)
+        st->q_late = true;
+    return st->q_late;
+}
+
 /* Opens the read-only query connection on first use. */
 static int query_open(sw_store *st)
 {
@@ -128,6 +159,9 @@ static int query_open(sw_store *st)
     }
     sqlite3_busy_timeout(db, SW_STORE_BUSY_MS);
     sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, SW_STORE_QUERY_MAX_BYTES);
+    sqlite3_exec(db, "PRAGMA cache_size = -16384", NULL, NULL, NULL);
+    sqlite3_progress_handler(db, PROGRESS_STEPS, query_progress, st);
     warm_up(db);
     sqlite3_set_authorizer(db, query_auth, st);
     st->qdb = db;
@@ -163,17 +197,44 @@ static int only_one(sw_store *st, const char *tail)
     return SW_OK;
 }
 
+/* The error of a statement that failed on the query connection. */
+static int query_error(sw_store *st, double limit)
+{
+    int rc = sqlite3_errcode(st->qdb);
+
+    if (st->refused[0])
+        return refuse(st->refused);
+    if (st->q_late)
+        return sw_error_set(
+            SW_EINVALID, "query stopped: it ran past %g s (--timeout)", limit);
+    if (rc == SQLITE_TOOBIG || rc == SQLITE_NOMEM)
+        return sw_error_set(SW_EINVALID,
+                            "query stopped: a value would take more than "
+                            "%d MiB of memory (the limit of a query)",
+                            SW_STORE_QUERY_MAX_BYTES / (1024 * 1024));
+    return sw_error_set(SW_EINVALID, "SQL error: %s", sqlite3_errmsg(st->qdb));
+}
+
+/* The time limit of a query, in seconds; 0 for none. */
+static double query_limit(const sw_store *st)
+{
+    if (st->q_timeout == 0)
+        return SW_STORE_QUERY_TIMEOUT_S;
+    return st->q_timeout < 0 ? 0 : st->q_timeout;
+}
+
+void sw_store_query_timeout(sw_store *st, double seconds)
+{
+    st->q_timeout = seconds > 0 ? seconds : -1;
+}
+
 static int query_prepare(sw_store *st, const char *sql, sqlite3_stmt **out)
 {
     const char *tail = NULL;
 
     st->refused[0] = '\0';
-    if (sqlite3_prepare_v2(st->qdb, sql, -1, out, &tail) != SQLITE_OK) {
-        if (st->refused[0])
-            return refuse(st->refused);
-        return sw_error_set(SW_EINVALID, "SQL error: %s",
-                            sqlite3_errmsg(st->qdb));
-    }
+    if (sqlite3_prepare_v2(st->qdb, sql, -1, out, &tail) != SQLITE_OK)
+        return query_error(st, query_limit(st));
     if (!*out)
         return refuse("no statement");
     if (!sqlite3_stmt_readonly(*out))
@@ -240,9 +301,7 @@ static int query_rows(sw_store *st, sqlite3_stmt *s, sw_store_row_fn row,
             sw_value_free(vals[i]);
     }
     if (error == 0 && rc != SQLITE_DONE)
-        error = st->refused[0] ? refuse(st->refused)
-                               : sw_error_set(SW_EINVALID, "SQL error: %s",
-                                              sqlite3_errmsg(st->qdb));
+        error = query_error(st, query_limit(st));
     for (int i = 0; i < ncols; i++)
         free(names[i]);
     free(names);
@@ -260,11 +319,15 @@ int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
     sqlite3_stmt *s = NULL;
     int error;
 
-    if ((error = query_open(st)) < 0 ||
-        (error = query_prepare(st, sql, &s)) < 0)
+    if ((error = query_open(st)) < 0)
+        return error;
+    st->q_late = false;
+    st->q_deadline = query_limit(st) > 0 ? now() + query_limit(st) : 0;
+    if ((error = query_prepare(st, sql, &s)) < 0)
         goto done;
     error = query_rows(st, s, row, ctx);
 done:
     sqlite3_finalize(s);
+    st->q_deadline = 0;
     return error;
 }

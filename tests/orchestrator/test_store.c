@@ -972,6 +972,45 @@ static void test_query_errors(void **state)
     expect_query_error(f->st, "  ;", "query refused: no statement");
 }
 
+/* A runaway query stops at its time limit, and a huge value is refused
+ * before SQLite allocates it; neither changes the store, and the next
+ * query runs as usual. */
+static void test_query_limits(void **state)
+{
+    fixture *f = *state;
+    char *before, *after;
+    double t0;
+
+    fill(f->st);
+    before = q(f->st, "select count(*) from runs");
+    sw_store_query_timeout(f->st, 0.2);
+    t0 = now();
+    expect_query_error(f->st,
+                       "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT"
+                       " x+1 FROM c) SELECT count(*) FROM c",
+                       "query stopped: it ran past 0.2 s (--timeout)");
+    assert_true(now() - t0 < 5.0); /* 0.2 s, generously */
+    expect_q(f->st, "select 1", "1\n");
+    /* SQLite's printf gives NULL past SQLITE_LIMIT_LENGTH, allocating
+     * nothing; other functions fail the statement */
+    sqlite3_memory_highwater(1);
+    expect_q(f->st, "select length(printf('%.*c', 2000000000, 'x'))", "None\n");
+    assert_true(sqlite3_memory_highwater(0) < 256 * 1024 * 1024); /* not GBs */
+    expect_query_error(f->st,
+                       "select length(replace(printf('%.*c', 40000000, 'x'),"
+                       " 'x', 'xx'))",
+                       "query stopped: a value would take more than 64 MiB "
+                       "of memory (the limit of a query)");
+    expect_q(f->st, "select length(printf('%.*c', 1000000, 'x'))", "1000000\n");
+    sw_store_query_timeout(f->st, 0); /* no limit */
+    expect_q(f->st, "select 2", "2\n");
+    after = q(f->st, "select count(*) from runs");
+    assert_string_equal(after, before);
+    assert_int_equal(sw_store_put_metric(f->st, "s1-1", 9, "x", 1, 1), SW_OK);
+    free(before);
+    free(after);
+}
+
 /* What a refused statement must leave as it was: the rows, the schema,
  * the journal mode and the schema version. */
 static char *snapshot(sw_store *st, const char *path)
@@ -1118,6 +1157,7 @@ int main(void)
         T(test_query_stops_and_blobs),
         T(test_query_errors),
         T(test_query_refused),
+        T(test_query_limits),
         T(test_migration_3_keeps_running_jobs),
 #undef T
     };
