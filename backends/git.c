@@ -14,6 +14,12 @@
  * entry written within two seconds of its file's mtime is smudged (its
  * mtime zeroed) so that a write in the same clock tick is never missed.
  *
+ * Excluded paths (the sweep home) are hidden from every scan twice over:
+ * an in-memory ignore rule of the handle's repository object (never
+ * written to .gitignore or info/exclude) keeps `git status` from walking
+ * them at all, and the plan drops any path under them that status still
+ * reports (tracked files, which ignore rules do not hide).
+ *
  * Nothing here writes the user's index, HEAD, branches, stash or work
  * tree: the repository gains blobs, trees, snapshot commits, and refs
  * under refs/sweep/ that keep those commits from garbage collection.
@@ -43,6 +49,8 @@ struct sw_git {
     git_repository *repo;
     char *root;
     uint64_t max_file;
+    char **exclude; /* relative to root, no trailing '/'; never scanned */
+    size_t n_exclude, cap_exclude;
     git_index *idx;   /* HEAD's tree with the work tree's changes */
     git_oid idx_head; /* the commit idx started from; zero: none */
     bool idx_ready;
@@ -124,6 +132,13 @@ static void scan_dispose(scan *s)
     memset(s, 0, sizeof(*s));
 }
 
+static void free_strs(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void clear_changed(sw_git *g)
 {
     for (size_t i = 0; i < g->n_changed; i++)
@@ -180,6 +195,90 @@ static int open_repo(sw_git *g, const char *path, const char *dir)
     return SW_OK;
 }
 
+/* ---- excluded paths ------------------------------------------------------ */
+
+/* `path` below `dir` (or `dir` itself): what follows "dir/", else NULL. */
+static const char *below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (strncmp(path, dir, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return NULL;
+    return path[n] ? path + n + 1 : path + n;
+}
+
+/* `path` relative to the work tree, by name and with links resolved;
+ * NULL when it is outside it. */
+static char *rel_to_root(const sw_git *g, const char *path)
+{
+    char *real = realpath(path, NULL), *root = realpath(g->root, NULL);
+    const char *rel = below(path, g->root);
+    char *out = NULL;
+
+    if (!rel && real && root)
+        rel = below(real, root);
+    if (rel)
+        out = sw_strdup(rel);
+    free(real);
+    free(root);
+    return out;
+}
+
+/* An ignore rule that matches exactly "/rel", glob characters escaped;
+ * NULL for a name no rule can spell (a newline). */
+static char *ignore_rule(const char *rel)
+{
+    sw_buf b = SW_BUF_INIT;
+
+    if (strpbrk(rel, "\r\n"))
+        return NULL;
+    sw_buf_putc(&b, '/');
+    for (const char *p = rel; *p; p++) {
+        if (strchr("\\*?[ ", *p))
+            sw_buf_putc(&b, '\\');
+        sw_buf_putc(&b, *p);
+    }
+    sw_buf_putc(&b, '\n');
+    return sw_buf_detach(&b);
+}
+
+/* Records one excluded path; the work tree itself and paths outside it
+ * are not used. */
+static int add_exclude(sw_git *g, const char *path)
+{
+    char *rel = path[0] == '/' ? rel_to_root(g, path) : sw_strdup(path);
+    char *rule;
+    size_t n;
+
+    while (rel && strncmp(rel, "./", 2) == 0)
+        memmove(rel, rel + 2, strlen(rel + 2) + 1);
+    n = rel ? strlen(rel) : 0;
+    while (n > 0 && rel[n - 1] == '/')
+        rel[--n] = '\0';
+    if (n == 0 || strcmp(rel, ".") == 0) {
+        free(rel);
+        return SW_OK;
+    }
+    sw_grow(&g->exclude, &g->cap_exclude, g->n_exclude + 1, sizeof(char *));
+    g->exclude[g->n_exclude++] = rel;
+    rule = ignore_rule(rel);
+    if (rule && git_ignore_add_rule(g->repo, rule) < 0) {
+        free(rule);
+        return fail(g, "exclude %s", rel);
+    }
+    free(rule);
+    return SW_OK;
+}
+
+/* True when `path` (relative to the work tree) is excluded. */
+static bool excluded(const sw_git *g, const char *path)
+{
+    for (size_t i = 0; i < g->n_exclude; i++)
+        if (below(path, g->exclude[i]))
+            return true;
+    return false;
+}
+
 /* Opens the repository holding `path`; see git.h. */
 int sw_git_open(sw_git **out, const char *path, const sw_git_opts *opts)
 {
@@ -188,7 +287,7 @@ int sw_git_open(sw_git **out, const char *path, const sw_git_opts *opts)
     int error;
 
     *out = NULL;
-    if (opts && opts->version != SW_GIT_OPTS_VERSION)
+    if (opts && (opts->version < 1 || opts->version > SW_GIT_OPTS_VERSION))
         return sw_error_set(SW_EINVALID, "git: options version %u, not %u",
                             opts->version, SW_GIT_OPTS_VERSION);
     if (!(dir = dir_of(path)))
@@ -199,6 +298,10 @@ int sw_git_open(sw_git **out, const char *path, const sw_git_opts *opts)
                                               : SW_GIT_MAX_FILE_DEFAULT;
     error = open_repo(g, path, dir);
     free(dir);
+    for (size_t i = 0;
+         !error && opts && opts->version >= 2 && i < opts->n_exclude; i++)
+        if (opts->exclude[i])
+            error = add_exclude(g, opts->exclude[i]);
     if (error) {
         sw_git_free(g);
         return error;
@@ -231,6 +334,7 @@ void sw_git_free(sw_git *g)
     if (!g)
         return;
     clear_changed(g);
+    free_strs(g->exclude, g->n_exclude);
     git_tree_free(g->head_tree);
     git_index_free(g->idx);
     git_repository_free(g->repo);
@@ -545,19 +649,24 @@ static void plan(sw_git *g, scan *s, git_status_list *list, op **ops,
     char **paths = sw_calloc(len + 1, sizeof(char *));
 
     *ops = sw_calloc(len + g->n_changed + 1, sizeof(op));
+    size_t m = 0;
+
     for (size_t i = 0; i < len; i++) {
         const git_status_entry *e = git_status_byindex(list, i);
 
-        paths[i] = sw_strdup(status_path(e));
-        plan_path(g, s, paths[i], e->status, &(*ops)[k++]);
+        if (excluded(g, status_path(e)))
+            continue;
+        paths[m] = sw_strdup(status_path(e));
+        plan_path(g, s, paths[m], e->status, &(*ops)[k++]);
+        m++;
     }
-    qsort(paths, len, sizeof(char *), by_str);
+    qsort(paths, m, sizeof(char *), by_str);
     for (size_t i = 0; i < g->n_changed; i++)
-        if (!bsearch(&g->changed[i], paths, len, sizeof(char *), by_str))
+        if (!bsearch(&g->changed[i], paths, m, sizeof(char *), by_str))
             plan_head(g, g->changed[i], &(*ops)[k++]);
     *n_ops = k;
     *cur = paths;
-    *n_cur = len;
+    *n_cur = m;
 }
 
 /* ---- applying the plan, submodules, the tree --------------------------- */

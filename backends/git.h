@@ -12,6 +12,10 @@
  * index, and the only things added to the repository are objects and
  * refs/sweep/ refs.
  *
+ * Paths given as `exclude` at open (the sweep home, when it lies in the
+ * work tree) are invisible: never scanned, never in a snapshot, a patch
+ * or the dirty flag, whether untracked or tracked.
+ *
  * Repeated captures are cheap: the handle keeps the snapshot's index and
  * the stat data of every file it hashed, so an unchanged file is not read
  * again, and an unchanged tree gives back the previous snapshot.
@@ -36,11 +40,18 @@ typedef struct sw_git sw_git;
 typedef struct {
     unsigned int version;
     uint64_t max_file_size; /* bytes; 0: SW_GIT_MAX_FILE_DEFAULT */
+    /* Version 2: paths (files or folders) that are never part of a
+     * snapshot, a patch or the dirty flag, and are not even scanned: the
+     * sweep home. Each absolute (one outside the work tree, or the work
+     * tree itself, is not used) or relative to the work tree's root;
+     * copied at open. */
+    const char *const *exclude;
+    size_t n_exclude;
 } sw_git_opts;
 
-#define SW_GIT_OPTS_VERSION 1
+#define SW_GIT_OPTS_VERSION 2
 /* clang-format off */
-#define SW_GIT_OPTS_INIT {SW_GIT_OPTS_VERSION, 0}
+#define SW_GIT_OPTS_INIT {SW_GIT_OPTS_VERSION, 0, NULL, 0}
 /* clang-format on */
 
 /* A submodule, at the commit its work tree has checked out. */

@@ -9,6 +9,7 @@
  * git handle serves the whole sweep, so a capture before each attempt
  * costs a status of the work tree, and a new snapshot is written only
  * when the tree changed. Snapshots are kept under refs/sweep/<sweep id>/.
+ * The sweep home is never part of the recorded code, wherever it is.
  * SWEEP_GIT=off turns all of it off (the test suite uses it, so that
  * sweeps of the project's own example trainers leave no refs in the
  * project's repository).
@@ -63,12 +64,20 @@ static size_t candidates(const sw_spec *sp, const char **out, size_t cap)
     return n;
 }
 
-static sw_git *open_repo(const sw_spec *sp)
+/* The sweep home is excluded from every capture: inside the work tree
+ * (./.sweep by default), it would otherwise snapshot its own store and
+ * logs, and every run would record new "code". */
+static sw_git *open_repo(const sw_spec *sp, const char *home)
 {
     const char *paths[16];
     size_t n = candidates(sp, paths, sizeof(paths) / sizeof(paths[0]));
     sw_git *g = NULL;
-    int error = sw_git_open_first(&g, paths, n, NULL);
+    sw_git_opts o = SW_GIT_OPTS_INIT;
+    int error;
+
+    o.exclude = &home;
+    o.n_exclude = home ? 1 : 0;
+    error = sw_git_open_first(&g, paths, n, &o);
 
     if (error == SW_ENOTFOUND)
         fprintf(stderr, "sweep: warning: not in a git repository: runs "
@@ -192,7 +201,7 @@ void sw_provenance_start(sw_engine *e, bool capture)
         e->prov = p;
         return;
     }
-    if (!(p->git = open_repo(e->spec))) {
+    if (!(p->git = open_repo(e->spec, e->home))) {
         free(p);
         return;
     }

@@ -526,6 +526,90 @@ static void test_ignored_not_snapshotted(void **state)
                f->repo, "git ls-tree -r --name-only %s", f->st.snapshot);
 }
 
+/* A sweep home inside the work tree: its store and logs. */
+static void make_home(const char *repo, const char *home_rel)
+{
+    char dir[2 * PATH_MAX];
+
+    snprintf(dir, sizeof(dir), "%s/%s", repo, home_rel);
+    mkdir(dir, 0755);
+    put(dir, "sweep.db", "store\n");
+    put(dir, "runs/s1-0/stdout.log", "epoch 1\n");
+    put(dir, "runs/s1-0/diff.patch", "diff --git a/x b/x\n");
+}
+
+/* The default home, ./.sweep, not ignored by the repository: a capture
+ * sees a clean tree, however the home grows between captures. */
+static void test_home_excluded(void **state)
+{
+    fixture *f = *state;
+    char home_abs[PATH_MAX + 16], *head;
+    const char *ex[] = {home_abs};
+    sw_git_opts o = SW_GIT_OPTS_INIT;
+    bool changed = true;
+
+    make_repo(f);
+    make_home(f->repo, ".sweep");
+    snprintf(home_abs, sizeof(home_abs), "%s/.sweep", f->repo);
+    o.exclude = ex;
+    o.n_exclude = 1;
+    open_repo(f, &o);
+    capture(f);
+    head = out(f->repo, "git rev-parse HEAD");
+    assert_false(f->st.dirty);
+    assert_null(f->st.snapshot);
+    assert_null(f->st.patch);
+    assert_int_equal(f->st.n_skipped, 0);
+    assert_string_equal(f->st.commit, head);
+    put(home_abs, "runs/s1-1/stdout.log", "epoch 2\n");
+    assert_int_equal(sw_git_changed(f->g, &changed), SW_OK);
+    assert_false(changed);
+    capture(f);
+    assert_false(f->st.dirty);
+    assert_string_equal(f->st.commit, head);
+    assert_out("", f->repo, "git for-each-ref refs/sweep");
+    put(f->repo, "train.py", "print('edited')\n");
+    capture(f);
+    assert_true(f->st.dirty);
+    assert_non_null(f->st.snapshot);
+    assert_null(strstr(f->st.patch, ".sweep"));
+    assert_out("lib/data.py\nlib/model.py\nmodel-link\nrun.sh\ntrain.py",
+               f->repo, "git ls-tree -r --name-only %s", f->st.snapshot);
+    free(head);
+}
+
+/* A home at another name, given relative to the root, with glob
+ * characters in it and a tracked file under it: still clean, and a
+ * sibling the name would match as a pattern is not excluded. */
+static void test_home_elsewhere_excluded(void **state)
+{
+    fixture *f = *state;
+    const char *ex[] = {"./runs dir/h[1]/"};
+    sw_git_opts o = SW_GIT_OPTS_INIT;
+
+    make_repo(f);
+    put(f->repo, "runs dir/h[1]/kept.txt", "committed\n");
+    sh(f->repo, "git add -A && git commit -qm home");
+    make_home(f->repo, "runs dir/h[1]");
+    put(f->repo, "runs dir/h[1]/kept.txt", "changed\n");
+    o.exclude = ex;
+    o.n_exclude = 1;
+    open_repo(f, &o);
+    capture(f);
+    assert_false(f->st.dirty);
+    assert_null(f->st.snapshot);
+    assert_null(f->st.patch);
+    put(f->repo, "runs dir/h1/other.txt", "not the home\n");
+    capture(f);
+    assert_true(f->st.dirty);
+    assert_non_null(strstr(f->st.patch, "runs dir/h1/other.txt"));
+    assert_null(strstr(f->st.patch, "h[1]"));
+    assert_out("runs dir/h1/other.txt\nruns dir/h[1]/kept.txt", f->repo,
+               "git ls-tree -r --name-only %s 'runs dir'", f->st.snapshot);
+    assert_out("committed", f->repo, "git show '%s:runs dir/h[1]/kept.txt'",
+               f->st.snapshot);
+}
+
 static void test_large_file_left_out(void **state)
 {
     fixture *f = *state;
@@ -670,6 +754,8 @@ int main(void)
         T(test_detached_head),
         T(test_submodule),
         T(test_ignored_not_snapshotted),
+        T(test_home_excluded),
+        T(test_home_elsewhere_excluded),
         T(test_large_file_left_out),
         T(test_changes_between_captures),
         T(test_remote_credentials),

@@ -4,7 +4,8 @@
  * start, each run's facts before it starts (an edit between two runs is
  * recorded against the runs that saw it, and not against those that did
  * not), diff.patch beside the run, the program's repository before the
- * current folder's, and a sweep outside any repository.
+ * current folder's, a home inside the repository (never recorded as
+ * code), and a sweep outside any repository.
  *
  * The engine is a bare sw_engine with just what provenance reads: the
  * spec, the sweep's id and the runs folder; no process is started.
@@ -211,6 +212,33 @@ static void test_edits_between_runs(void **state)
     free(text);
 }
 
+/* The home inside the repository, not ignored by it: its store and the
+ * logs of earlier runs are not code, so every run records HEAD. */
+static void test_home_inside_repo(void **state)
+{
+    fixture *f = *state;
+    char *head = out(f->repo, "git rev-parse HEAD"), *refs;
+
+    engine(f, "train.sh");
+    free(f->e.runs_dir);
+    f->e.home = sw_aprintf("%s/.sweep", f->repo);
+    f->e.runs_dir = sw_aprintf("%s/runs", f->e.home);
+    sh(f->repo, "mkdir -p .sweep/runs/5eed0001-1 && echo db > .sweep/sweep.db");
+    sw_provenance_start(&f->e, true);
+    assert_string_equal(f->e.sweep.git_commit, head);
+    assert_false(f->e.sweep.git_dirty);
+    run(f, 0);
+    put(f->e.runs_dir, "5eed0001-1/stdout.log", "epoch 1\n");
+    run(f, 1);
+    assert_string_equal(f->runs[0].git_commit, head);
+    assert_string_equal(f->runs[1].git_commit, head);
+    assert_false(f->runs[1].git_dirty);
+    refs = out(f->repo, "git for-each-ref refs/sweep");
+    assert_string_equal(refs, "");
+    free(refs);
+    free(head);
+}
+
 static void test_program_repository_first(void **state)
 {
     fixture *f = *state;
@@ -298,6 +326,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_clean_sweep),
         T(test_edits_between_runs),
+        T(test_home_inside_repo),
         T(test_program_repository_first),
         T(test_outside_git),
         T(test_turned_off),
