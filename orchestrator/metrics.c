@@ -5,6 +5,11 @@
  * Reports are JSON as Python's json.dumps writes it, which includes NaN,
  * Infinity and -Infinity for a loss that diverged: those are read as the
  * floats they name (so is a string holding exactly one of them).
+ *
+ * Names are stored and printed as JSON later, so a name must be valid
+ * UTF-8 without control characters; one that is not is skipped, not the
+ * report. A NUL refuses the report: the JSON reader would stop at it and
+ * read a cut key or value as if it were whole.
  */
 #include "orchestrator/metrics.h"
 
@@ -18,6 +23,7 @@ void sw_metric_batch_init(sw_metric_batch *b)
 {
     b->items = NULL;
     b->len = b->cap = 0;
+    b->refused = 0;
 }
 
 void sw_metric_batch_dispose(sw_metric_batch *b)
@@ -37,6 +43,68 @@ static void add(sw_metric_batch *b, int64_t step, const char *name, double v)
     b->items[b->len].name = sw_strdup(name);
     b->items[b->len].value = v;
     b->len++;
+}
+
+/* The length of the UTF-8 sequence a lead byte starts (0: not a lead
+ * byte), and the smallest code point that length may encode. */
+static size_t seq_len(unsigned char c, uint32_t *min)
+{
+    static const uint32_t mins[] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t n = 0; /* a continuation byte, 0xc0/0xc1 (overlong), 0xf5+ */
+
+    if (c < 0x80)
+        n = 1;
+    else if (c >= 0xc2 && c < 0xe0)
+        n = 2;
+    else if (c >= 0xe0 && c < 0xf0)
+        n = 3;
+    else if (c >= 0xf0 && c < 0xf5)
+        n = 4;
+    *min = mins[n];
+    return n;
+}
+
+/* Whether `name` is valid UTF-8 (no overlong forms, surrogates or code
+ * points past U+10FFFF) free of C0 and C1 controls and DEL. */
+static bool good_name(const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    uint32_t cp, min;
+    size_t n, k;
+
+    while (*p) {
+        if ((n = seq_len(*p, &min)) == 0)
+            return false;
+        cp = n == 1 ? *p : *p & (0x7f >> n);
+        for (k = 1; k < n; k++) {
+            if ((p[k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[k] & 0x3f);
+        }
+        if ((n > 1 && cp < min) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp < 0x20 ||
+            (cp >= 0x7f && cp < 0xa0))
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* Whether JSON text holds a NUL, raw or written as the escape \u0000. */
+static bool has_nul(const char *s, size_t len)
+{
+    size_t i;
+
+    if (memchr(s, '\0', len))
+        return true;
+    for (i = 0; i + 6 <= len; i++) {
+        if (s[i] != '\\')
+            continue;
+        if (s[i + 1] == 'u' && memcmp(s + i + 2, "0000", 4) == 0)
+            return true;
+        i++; /* an escaped character, perhaps a backslash */
+    }
+    return false;
 }
 
 /* The float a value names: a number, a boolean (1 or 0), or one of
@@ -112,7 +180,9 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
         const sw_value *v = obj->u.map.vals[i];
         if (strcmp(obj->u.map.keys[i], "step") == 0)
             continue;
-        if (metric_value(v, &d))
+        if (!good_name(obj->u.map.keys[i]))
+            b->refused++;
+        else if (metric_value(v, &d))
             add(b, s, obj->u.map.keys[i], d);
     }
     return SW_OK;
@@ -122,9 +192,11 @@ int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len)
 {
     sw_buf text = SW_BUF_INIT;
     sw_value *v = NULL;
-    size_t start = b->len, i;
+    size_t start = b->len, refused = b->refused, i;
     int error;
 
+    if (has_nul(json, len))
+        return sw_error_set(SW_EINVALID, "a report holds a NUL character");
     quote_specials(&text, json, len);
     error = sw_json_parse(&v, sw_buf_cstr(&text), text.len);
     sw_buf_dispose(&text);
@@ -139,6 +211,8 @@ int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len)
     sw_value_free(v);
     while (error && b->len > start)
         free(b->items[--b->len].name);
+    if (error)
+        b->refused = refused;
     return error;
 }
 

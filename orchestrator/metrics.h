@@ -18,15 +18,18 @@ typedef struct {
 typedef struct {
     sw_metric_point *items;
     size_t len, cap;
+    size_t refused; /* names skipped: not UTF-8, or control characters */
 } sw_metric_batch;
 
 void sw_metric_batch_init(sw_metric_batch *b);
 void sw_metric_batch_dispose(sw_metric_batch *b);
 
 /* Parses one report (the JSON after `@metrics`) into `b`. Numbers and
- * booleans count; other values (strings, maps) are skipped. Fails with
- * SW_EINVALID (and adds nothing) when the report is not a JSON object or
- * an array of objects, or `step` is not a non-negative integer. */
+ * booleans count; other values (strings, maps) are skipped, and so are
+ * names that are not valid UTF-8 or hold control characters (counted in
+ * b->refused). Fails with SW_EINVALID (and adds nothing) when the report
+ * is not a JSON object or an array of objects, `step` is not a
+ * non-negative integer, or the text holds a NUL (raw or `\u0000`). */
 int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len);
 
 /* When `line` (without its newline) is a `@metrics` line, returns a

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "orchestrator/metrics.h"
@@ -89,6 +90,49 @@ static void test_bad_reports_add_nothing(void **state)
     sw_metric_batch_dispose(&b);
 }
 
+/* Names are printed as JSON later: a name that is not UTF-8 or holds a
+ * control character is skipped, and the rest of the report kept. */
+static void test_bad_names_are_refused(void **state)
+{
+    static const char *const bad[] = {"a\xff",        "\xc0\xaf", "a\\nb",
+                                      "\xed\xa0\x80", "\\u007f",  "\xc2\x85"};
+    sw_metric_batch b;
+    char *json;
+    size_t i;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json = sw_aprintf("{\"%s\": 1, \"ok\\u00e9\": 2}", bad[i]);
+        assert_int_equal(parse(&b, json), SW_OK);
+        free(json);
+        assert_int_equal(b.len, 1);
+        assert_string_equal(b.items[0].name, "ok\xc3\xa9");
+        assert_int_equal(b.refused, 1);
+        sw_metric_batch_dispose(&b);
+    }
+}
+
+/* The JSON reader stops at a NUL: a cut key or value must not be read
+ * as if it were whole. */
+static void test_a_nul_refuses_the_report(void **state)
+{
+    static const char raw[] = "{\"a\0b\": 1, \"c\": 2}";
+    sw_metric_batch b;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, "{\"a\\u0000b\": 1, \"c\": 2}"), SW_EINVALID);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(parse(&b, "{\"c\": \"NaN\\u0000x\"}"), SW_EINVALID);
+    assert_int_equal(sw_metrics_parse(&b, raw, sizeof(raw) - 1), SW_EINVALID);
+    assert_int_equal(sw_metrics_parse(&b, "{\"c\": 2}\0", 10), SW_EINVALID);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(parse(&b, "{\"a\\\\u0000\": 1}"), SW_OK);
+    assert_string_equal(b.items[0].name, "a\\u0000");
+    sw_metric_batch_dispose(&b);
+}
+
 static void test_metrics_lines(void **state)
 {
     const char *line = "@metrics {\"a\": 1}";
@@ -107,6 +151,8 @@ int main(void)
         cmocka_unit_test(test_arrays_and_no_step),
         cmocka_unit_test(test_python_non_finite),
         cmocka_unit_test(test_bad_reports_add_nothing),
+        cmocka_unit_test(test_bad_names_are_refused),
+        cmocka_unit_test(test_a_nul_refuses_the_report),
         cmocka_unit_test(test_metrics_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
