@@ -65,6 +65,12 @@ typedef struct {
     bool proven;     /* reported a metric, or ran PROBATION_S (lifecycle.c) */
     double launched_at; /* monotonic; when its launch was asked for */
     int out_fd;         /* its stdout.log, open for reading; -1: not yet */
+    /* output.c: a line longer than its buffer starts at rec.stdout_offset
+     * and has been scanned, unparsed, up to long_scan (0: not in one) */
+    int64_t long_scan;
+    bool long_metrics; /* that line is a @metrics line */
+    bool warned_long;  /* warned about a long plain line */
+    bool warned_names; /* warned about refused metric names */
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -212,8 +218,9 @@ void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
 double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
 
 /* output.c: reads what the trial in `s` wrote since the last call and
- * records its metrics, up to its last complete line. */
-int sw_engine__tail(sw_engine *e, sw_slot *s);
+ * records its metrics, up to its last complete line; with `at_end` (the
+ * attempt has ended), its last line too, newline or not. */
+int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end);
 
 /* resume.c: replays the store's runs of the sweep into the engine;
  * whether a run failed because its last attempt was lost, and whether

@@ -517,7 +517,7 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     int error;
 
     x = x ? x : &none;
-    if ((error = sw_engine__tail(e, s)) != SW_OK)
+    if ((error = sw_engine__tail(e, s, true)) != SW_OK)
         return sw_engine__fatal(e, error);
     s->rec.ended_at = now_wall(e);
     s->rec.has_exit = how == END_EXITED && x->exited;
@@ -771,7 +771,7 @@ static void tail_all(sw_engine *e)
     e->last_tail = now;
     for (i = 0; i < e->n_slots && !e->result; i++)
         if (e->slots[i]->phase == SW_SLOT_RUNNING)
-            sw_engine__fatal(e, sw_engine__tail(e, e->slots[i]));
+            sw_engine__fatal(e, sw_engine__tail(e, e->slots[i], false));
 }
 
 int sw_engine__begin(sw_engine *e)

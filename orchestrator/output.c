@@ -3,6 +3,13 @@
  * from where the last look stopped, its `@metrics` lines are recorded,
  * and the offset they were read up to is committed with them, so a
  * metric is recorded exactly once whatever crashes.
+ *
+ * Only whole lines are parsed. The committed offset is always at the
+ * start of a line (or at the end of an ended attempt's output): a line
+ * longer than the buffer is scanned for its end in memory (the slot's
+ * long_scan) and committed past in one step once its newline comes, so
+ * no piece of it is ever read as a line of its own, and after a crash
+ * it is scanned again from its start.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,28 +23,54 @@
 
 #define READ_MAX (1 << 20)
 
+/* Records the report on one line (without its newline), if it is one. */
+static void parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
+                       sw_metric_batch *b)
+{
+    const char *json = sw_metrics_line(line, n);
+    size_t refused = b->refused;
+
+    if (!json)
+        return;
+    if (sw_metrics_parse(b, json, n - (size_t)(json - line)) != SW_OK &&
+        !e->quiet)
+        fprintf(stderr, "sweep: run %s: ignored a @metrics line: %s\n",
+                s->rec.id, sw_error_last());
+    if (b->refused > refused && !s->warned_names && !e->quiet)
+        fprintf(stderr,
+                "sweep: run %s: skipped metric names that are not UTF-8 or "
+                "hold control characters\n",
+                s->rec.id);
+    s->warned_names = s->warned_names || b->refused > refused;
+}
+
 /* Records the metric lines in `buf` (complete lines only); returns the
  * bytes consumed. */
 static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf, size_t len,
                           sw_metric_batch *b)
 {
-    size_t used = 0;
-    const char *nl, *json;
+    size_t used = 0, n;
+    const char *nl;
 
     while (used < len && (nl = memchr(buf + used, '\n', len - used))) {
-        size_t n = (size_t)(nl - (buf + used));
-        json = sw_metrics_line(buf + used, n);
-        if (json &&
-            sw_metrics_parse(b, json, n - (size_t)(json - (buf + used))) !=
-                SW_OK &&
-            !e->quiet)
-            fprintf(stderr, "sweep: run %s: ignored a @metrics line: %s\n",
-                    s->rec.id, sw_error_last());
+        n = (size_t)(nl - (buf + used));
+        parse_line(e, s, buf + used, n, b);
         used += n + 1;
     }
-    if (used == 0 && len == READ_MAX)
-        used = len; /* a line longer than we read: skip it */
     return used;
+}
+
+/* Says a line of `len` bytes (without its newline) was too long to read:
+ * each dropped @metrics line, and the first of the others. */
+static void warn_long(sw_engine *e, sw_slot *s, int64_t len)
+{
+    if (!e->quiet && (s->long_metrics || !s->warned_long))
+        fprintf(stderr,
+                "sweep: run %s: skipped a %s line of %lld bytes (over %d)\n",
+                s->rec.id, s->long_metrics ? "@metrics" : "log", (long long)len,
+                READ_MAX);
+    s->warned_long = s->warned_long || !s->long_metrics;
+    s->long_scan = 0;
 }
 
 /* Records a batch and the offset it was read up to in one transaction;
@@ -86,14 +119,51 @@ static bool open_output(sw_slot *s)
     return s->out_fd >= 0;
 }
 
+/* Reads `len` bytes at `pos` (the buffer holds what was read) into *b:
+ * returns the bytes consumed from the committed offset, 0 for none. */
+static size_t take(sw_engine *e, sw_slot *s, int64_t pos, size_t len, bool last,
+                   sw_metric_batch *b)
+{
+    const char *nl;
+    size_t used;
+
+    if (s->long_scan) { /* inside a long line: only its end matters */
+        nl = memchr(e->buf, '\n', len);
+        s->long_scan = pos + (int64_t)(nl ? (size_t)(nl - e->buf) : len);
+        if (!nl && !last)
+            return 0;
+        used = (size_t)(s->long_scan - s->rec.stdout_offset);
+        warn_long(e, s, (int64_t)used);
+        return used + (nl != NULL);
+    }
+    used = parse_lines(e, s, e->buf, len, b);
+    if (used == 0 && len == READ_MAX) { /* a line longer than we read */
+        s->long_metrics = sw_metrics_line(e->buf, len) != NULL;
+        s->long_scan = pos + (int64_t)len;
+        return take(e, s, s->long_scan, 0, last, b);
+    }
+    if (used == 0 && last) { /* the last line, without its newline */
+        parse_line(e, s, e->buf, len, b);
+        used = len;
+    }
+    return used;
+}
+
+/* Where the next read starts: past what is scanned of a long line. */
+static int64_t read_pos(const sw_slot *s)
+{
+    return s->long_scan ? s->long_scan : s->rec.stdout_offset;
+}
+
 /* Reads what the trial wrote since last time and records its metrics:
- * everything up to its last complete line. */
-int sw_engine__tail(sw_engine *e, sw_slot *s)
+ * everything up to its last complete line, or with `at_end`, all of it. */
+int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
 {
     sw_metric_batch b;
     struct stat st;
+    int64_t pos;
     ssize_t len;
-    size_t used = 1;
+    size_t used;
     int error = SW_OK;
 
     if (!open_output(s))
@@ -101,12 +171,13 @@ int sw_engine__tail(sw_engine *e, sw_slot *s)
     if (!e->buf)
         e->buf = sw_malloc(READ_MAX);
     sw_metric_batch_init(&b);
-    while (!error && used > 0 && fstat(s->out_fd, &st) == 0 &&
-           st.st_size > s->rec.stdout_offset) {
-        len = pread(s->out_fd, e->buf, READ_MAX, s->rec.stdout_offset);
+    while (!error && fstat(s->out_fd, &st) == 0 &&
+           st.st_size > (pos = read_pos(s))) {
+        len = pread(s->out_fd, e->buf, READ_MAX, pos);
         if (len <= 0)
             break;
-        used = parse_lines(e, s, e->buf, (size_t)len, &b);
+        used =
+            take(e, s, pos, (size_t)len, at_end && pos + len >= st.st_size, &b);
         if (used > 0)
             error = record_metrics(e, s, &b, used);
         if (b.len) {
@@ -114,6 +185,8 @@ int sw_engine__tail(sw_engine *e, sw_slot *s)
             sw_engine__note_value(e, &s->rec);
         }
         sw_metric_batch_dispose(&b);
+        if (used == 0 && !s->long_scan)
+            break; /* a partial line: wait for the rest */
     }
     return error;
 }

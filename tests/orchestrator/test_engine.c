@@ -500,6 +500,66 @@ static void test_a_metric_ends_the_probation(void **state)
     assert_int_equal(f->fx->launches, 8);
 }
 
+#define ONE_LOSS                                                               \
+    "program: train.py\nmethod: grid\n"                                        \
+    "parameters:\n  x:\n    values: [1]\n"                                     \
+    "metric: {name: loss, goal: minimize}\n"
+
+/* A report, then a 3 MiB log line whose text at 1 MiB read boundaries
+ * (counted from the line's start) is a report, the last one running to
+ * the line's end: it is no report. */
+static void test_a_long_line_is_skipped_whole(void **state)
+{
+    static const char head[] = "@metrics {\"loss\": 0.7}\n";
+    static const char fake[] = "@metrics {\"loss\": -1000}";
+    fixture *f = *state;
+    size_t n = sizeof(head) - 1, mib = (size_t)1 << 20, line = 3 * mib - 64;
+    size_t k = sizeof(fake) - 1;
+    char *out = sw_malloc(n + line + 2);
+
+    memcpy(out, head, n);
+    memset(out + n, 'x', line);
+    memcpy(out + n + mib, fake, k);
+    memcpy(out + n + 2 * mib, fake, k);
+    memset(out + n + 2 * mib + k, ' ', line - 2 * mib - k);
+    memcpy(out + n + line, "\n", 2);
+    f->plan = (fake_plan){false, 10, 0, false, 0, out};
+    start_sweep(f, ONE_LOSS, 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_true(r.has_value && r.value == 0.7);
+    assert_int_equal(r.stdout_offset, (int64_t)(n + line + 1));
+    sw_run_rec_dispose(&r);
+    assert_true(f->e->has_best && f->e->best == 0.7);
+    free(out);
+}
+
+/* A @metrics line too long to read is dropped; the lines after it count,
+ * and so does a last line without its newline once the trial has ended. */
+static void test_the_last_line_counts_without_a_newline(void **state)
+{
+    static const char head[] = "@metrics {\"loss\": 0.1}";
+    static const char tail[] = "\n@metrics {\"loss\": 0.9}\n"
+                               "@metrics {\"loss\": 0.5}";
+    fixture *f = *state;
+    size_t line = (size_t)2 << 20;
+    char *out = sw_malloc(line + sizeof(tail));
+
+    memset(out, ' ', line);
+    memcpy(out, head, sizeof(head) - 1);
+    memcpy(out + line, tail, sizeof(tail));
+    f->plan = (fake_plan){false, 10, 0, false, 0, out};
+    start_sweep(f, ONE_LOSS, 0);
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_true(r.has_value && r.value == 0.5);
+    assert_int_equal(r.stdout_offset, (int64_t)(line + sizeof(tail) - 1));
+    sw_run_rec_dispose(&r);
+    assert_true(f->e->has_best && f->e->best == 0.5);
+    free(out);
+}
+
 /* `sweep` dies with two trials running; a new one adopts both through
  * their handles and runs only the third. */
 static void crash_midway_with(fixture *f, const char *extra)
@@ -674,6 +734,8 @@ int main(void)
         T(test_first_failures_stop_the_sweep),
         T(test_first_failures_cost_five_at_any_parallel),
         T(test_working_trials_fill_every_slot),
+        T(test_a_long_line_is_skipped_whole),
+        T(test_the_last_line_counts_without_a_newline),
         T(test_a_metric_ends_the_probation),
         T(test_resume_adopts_running_trials),
         T(test_resume_keeps_timeouts),
