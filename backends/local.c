@@ -21,9 +21,11 @@
  * supervisor wakes us when one of its attempts ends; the others (adopted
  * from an earlier orchestrator, or left by our supervisor when it died)
  * are polled, on next_wake(). cancel() signals the trial's process group
- * directly. Time is only what process() was last given, so a fake clock
- * can drive it. Reading the attempt's files (and its job handle) is
- * local_files.c's business.
+ * directly, and only once its leader's start time (and the boot) prove
+ * it is still the trial's: never a group id that another process took
+ * over after the trial ended unseen. Time is only what process() was last
+ * given, so a fake clock can drive it. Reading the attempt's files (and its job
+ * handle) is local_files.c's business.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "backends/executor.h"
@@ -31,6 +33,7 @@
 #include "sweeps/buf.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -70,6 +73,8 @@ typedef struct {
     bool ours;       /* A_RUNNING under our living supervisor: its pipe
                         wakes us; else next_wake() polls it */
     pid_t pid, pgid; /* the handle; pgid 0: nothing ran */
+    uint64_t start;  /* and the start time of the group's leader; 0: not
+                        recorded (a handle from an older version) */
     int cancel;      /* the signal a cancel asked for before the start */
     bool timed;      /* A_SEEKING: `deadline` is set (first process()) */
     double deadline;
@@ -168,7 +173,8 @@ static sw_job_event *emit(local *lx, sw_job_event_kind kind, const attempt *a,
     ev->key = sw_strdup(a->key);
     ev->message = message;
     if (kind == SW_JOB_STARTED)
-        ev->handle = sw_aprintf("%d %d", (int)a->pid, (int)a->pgid);
+        ev->handle =
+            sw_aprintf("%d %d %" PRIu64, (int)a->pid, (int)a->pgid, a->start);
     return ev;
 }
 
@@ -282,6 +288,8 @@ static int signal_group(const attempt *a, int sig)
         return error;
     if (access(path, F_OK) == 0)
         return SW_OK;
+    if ((error = sw_local__check_group(a->dir, a->pgid, a->start)) < 0)
+        return error; /* never signal what may not be the trial */
     if (kill(-a->pgid, sig) < 0 && errno != ESRCH)
         return sw_error_set(
             SW_ERROR, "cannot signal the trial in '%s' (process group %d): %s",
@@ -333,16 +341,13 @@ static void started(local *lx, attempt *a)
  * file. 1: started; 0: no pid file; < 0: the file is unusable. */
 static int start_from_pid_file(local *lx, attempt *a)
 {
-    char text[64];
-    size_t len;
+    char text[160];
     int rc = sw_local__read_small(a->dir, "pid", text, sizeof(text));
 
     if (rc <= 0)
         return rc;
-    len = strlen(text);
-    if (len > 0 && text[len - 1] == '\n')
-        text[--len] = '\0';
-    if (!sw_local__parse_handle(text, &a->pid, &a->pgid))
+    text[strcspn(text, "\n")] = '\0'; /* the handle; the boot id follows */
+    if (!sw_local__parse_handle(text, &a->pid, &a->pgid, &a->start))
         return sw_error_set(SW_EIO, "%s/pid: malformed pid file", a->dir);
     a->ours = false;
     started(lx, a);
@@ -419,6 +424,7 @@ static void answer(local *lx, const sw_local__reply *r)
     }
     a->pid = lx->supervisor;
     a->pgid = (pid_t)r->pgid;
+    a->start = r->start;
     a->ours = true;
     started(lx, a);
 }
@@ -625,19 +631,21 @@ static int local_adopt(sw_executor *ex, const char *key, const char *dir,
 {
     local *lx = (local *)ex;
     pid_t pid = 0, pgid = 0;
+    uint64_t start = 0;
     attempt *a;
     int error;
 
     if ((error = check_new(lx, key, dir)) < 0)
         return error;
-    if (handle && !sw_local__parse_handle(handle, &pid, &pgid))
+    if (handle && !sw_local__parse_handle(handle, &pid, &pgid, &start))
         return sw_error_set(SW_EINVALID,
                             "local executor: '%s' is not a local job handle "
-                            "(\"SUPERVISOR_PID TRIAL_PGID\")",
+                            "(\"SUPERVISOR_PID TRIAL_PGID STARTTIME\")",
                             handle);
     a = add(lx, key, dir, handle ? A_RUNNING : A_SEEKING);
     a->pid = pid;
     a->pgid = pgid;
+    a->start = start;
     if (!handle)
         seek(lx, a);
     sweep(lx);

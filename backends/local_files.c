@@ -4,15 +4,22 @@
  *
  * The supervisor (local_supervisor.c) writes them and renames each into
  * place, so a reader sees a whole file or none: `pid` holds the job
- * handle, "SUPERVISOR_PID TRIAL_PGID\n", and stays flock()ed for as long
- * as the attempt is watched; `exit` holds "exit N\n" or "signal N\n".
- * Nothing here writes to the folder, waits, or keeps state: every call
- * looks at the files afresh.
+ * handle, "SUPERVISOR_PID TRIAL_PGID STARTTIME\n", then the boot id and
+ * a newline, and stays flock()ed for as long as the attempt is watched
+ * (older versions wrote only "SUPERVISOR_PID TRIAL_PGID\n"); `exit`
+ * holds "exit N\n" or "signal N\n". Nothing here writes to the folder,
+ * waits, or keeps state: every call looks at the files afresh.
+ *
+ * A recorded process group is signalled only once it is proven to be
+ * the trial's still (sw_local__check_group): a group id is a pid, and
+ * after the trial ended unseen (a reboot, a killed supervisor) it may
+ * belong to anyone.
  */
 #include "backends/local_internal.h"
 #include "sweeps/error.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -97,34 +104,44 @@ int sw_local__read_exit(const char *dir, sw_exit *out)
     return rc < 0 ? rc : 1;
 }
 
-/* Takes a decimal int at *s: digits only, no sign, no leading zero. */
-static bool take_int(const char **s, long *out)
+/* Takes a decimal number at *s, at most `max`: digits only, no sign, no
+ * leading zero. */
+static bool take_num(const char **s, uint64_t max, uint64_t *out)
 {
     const char *p = *s;
-    long v = 0;
+    uint64_t v = 0;
 
     if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
         return false;
-    for (; *p >= '0' && *p <= '9'; p++)
-        if ((v = v * 10 + (*p - '0')) > INT_MAX)
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (max - (uint64_t)(*p - '0')) / 10)
             return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
     *s = p;
     *out = v;
     return true;
 }
 
-/* Parses a handle, "PID PGID": the supervisor (> 0) and the trial's
- * process group (0 when nothing ran; never 1, init's). */
-bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid)
+/* Parses a handle, "PID PGID START" or the older "PID PGID": the
+ * supervisor (> 0), the trial's process group (0 when nothing ran; never
+ * 1, init's) and its leader's start time (0 exactly when nothing ran). */
+bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid,
+                            uint64_t *start)
 {
-    long a, b;
+    uint64_t a, b, c = 0;
+    bool three;
 
-    if (!take_int(&s, &a) || *s++ != ' ' || !take_int(&s, &b) || *s)
+    if (!take_num(&s, INT_MAX, &a) || *s++ != ' ' || !take_num(&s, INT_MAX, &b))
         return false;
-    if (a == 0 || b == 1)
+    three = *s == ' ';
+    if (three && (s++, !take_num(&s, UINT64_MAX / 2, &c)))
+        return false;
+    if (*s || a == 0 || b == 1 || (three && (b == 0) != (c == 0)))
         return false;
     *pid = (pid_t)a;
     *pgid = (pid_t)b;
+    *start = c;
     return true;
 }
 
@@ -144,4 +161,97 @@ bool sw_local__watched(const char *dir)
     held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
     close(fd); /* also drops our lock, if we got it */
     return held;
+}
+
+int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long st;
+    ssize_t n;
+    int fd, pg;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    do
+        n = read(fd, buf, sizeof(buf) - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the name before it may hold anything */
+    /* after the name: state(3) ppid pgrp session tty_nr tpgid flags
+     * minflt cminflt majflt cmajflt utime stime cutime cstime priority
+     * nice num_threads itrealvalue starttime(22) */
+    if (!p || sscanf(p + 1,
+                     " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u"
+                     " %*d %*d %*d %*d %*d %*d %llu",
+                     &pg, &st) != 2)
+        return 0;
+    *start = st;
+    *pgrp = (pid_t)pg;
+    return 1;
+}
+
+void sw_local__boot_id(char *id, size_t size)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, id, size - 1);
+
+    if (fd >= 0)
+        close(fd);
+    id[n > 0 ? n : 0] = '\0';
+    id[strcspn(id, "\n")] = '\0';
+}
+
+/* Whether the pid file names a boot other than this one; false when it
+ * names none (older versions) or either cannot be read. */
+static bool other_boot(const char *dir)
+{
+    char text[160], now[64], *rec;
+
+    if (sw_local__read_small(dir, "pid", text, sizeof(text)) <= 0 ||
+        !(rec = strchr(text, '\n')) || !*++rec)
+        return false;
+    rec[strcspn(rec, "\n")] = '\0';
+    sw_local__boot_id(now, sizeof(now));
+    return now[0] && strcmp(rec, now) != 0;
+}
+
+/* Proves that group pgid is still the attempt's trial. The proof is its
+ * leader: the supervisor keeps it unreaped until the group is empty, and
+ * its start time tells it from a later process given the same id. When
+ * the leader is gone but members remain, nothing proves they are the
+ * trial's (the id may be another's group by now): no signal. */
+int sw_local__check_group(const char *dir, pid_t pgid, uint64_t start)
+{
+    uint64_t now;
+    pid_t pgrp;
+
+    if (start == 0) /* a handle from an older version: no start time */
+        return sw_local__watched(dir)
+                   ? SW_OK
+                   : sw_error_set(SW_ERROR,
+                                  "attempt in '%s': process group %d not "
+                                  "signalled: its handle records no start "
+                                  "time and no supervisor watches it",
+                                  dir, (int)pgid);
+    if (other_boot(dir))
+        return sw_error_set(SW_ERROR,
+                            "attempt in '%s': process group %d not "
+                            "signalled: the trial ran before a reboot",
+                            dir, (int)pgid);
+    if (!sw_local__start_time(pgid, &now, &pgrp) || pgrp != pgid)
+        return sw_error_set(SW_ERROR,
+                            "attempt in '%s': process group %d not "
+                            "signalled: its leader, the trial, is gone",
+                            dir, (int)pgid);
+    if (now != start)
+        return sw_error_set(
+            SW_ERROR,
+            "attempt in '%s': process group %d not signalled: it is not the "
+            "trial's (start time %" PRIu64 ", the trial's was %" PRIu64 ")",
+            dir, (int)pgid, now, start);
+    return SW_OK;
 }

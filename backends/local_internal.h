@@ -30,9 +30,10 @@
 typedef struct {
     int32_t code; /* SW_OK or a negative SW_E* code */
     int32_t unused;
-    int64_t pgid;  /* the trial's process group; 0 when nothing runs (the
-                      program could not be executed: exit 127 recorded) */
-    char msg[512]; /* the error message when code < 0 */
+    int64_t pgid;   /* the trial's process group; 0 when nothing runs (the
+                       program could not be executed: exit 127 recorded) */
+    uint64_t start; /* its leader's start time (sw_local__start_time) */
+    char msg[512];  /* the error message when code < 0 */
 } sw_local__reply;
 
 /* The supervisor's main loop: serves requests on `sock`, reports ends on
@@ -54,10 +55,29 @@ int sw_local__read_small(const char *dir, const char *name, char *text,
  * negative code (SW_EIO for a malformed record). */
 int sw_local__read_exit(const char *dir, sw_exit *out);
 
-/* Parses a job handle, "SUPERVISOR_PID TRIAL_PGID" (no newline): the
- * supervisor (> 0) and the trial's process group (0 when nothing ran;
- * never 1). False, *pid and *pgid untouched, when it is malformed. */
-bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid);
+/* Parses a job handle, "SUPERVISOR_PID TRIAL_PGID STARTTIME" (no
+ * newline): the supervisor (> 0), the trial's process group (0 when
+ * nothing ran; never 1) and its leader's start time (0 exactly when the
+ * group is 0). The older "SUPERVISOR_PID TRIAL_PGID" is taken with
+ * *start 0: not recorded. False, the outputs untouched, when malformed. */
+bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid,
+                            uint64_t *start);
+
+/* The start time of process pid (field 22 of /proc/PID/stat, clock ticks
+ * since boot) into *start, and its process group into *pgrp: 1, or 0 when
+ * it is gone or /proc cannot say. */
+int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp);
+
+/* The boot id (/proc/sys/kernel/random/boot_id) into id[size], without
+ * its newline; "" when it cannot be read. */
+void sw_local__boot_id(char *id, size_t size);
+
+/* SW_OK when process group pgid is still the trial of the attempt in
+ * `dir`, so it may be signalled: its leader lives (or is an unreaped
+ * zombie) with start time `start`, in the boot the pid file names; for a
+ * handle without a start time, only while a supervisor watches it. Else
+ * SW_ERROR, with a message saying why nothing may be signalled. */
+int sw_local__check_group(const char *dir, pid_t pgid, uint64_t start);
 
 /* Whether some supervisor still holds the lock on `<dir>/pid`; false when
  * that file cannot be opened. Never blocks. */

@@ -7,10 +7,13 @@
  * starts each trial with posix_spawn (no copy of its memory: vfork and
  * exec), in a process group of its own, and keeps two files in the
  * attempt's folder:
- *   pid   "SUPERVISOR_PID TRIAL_PGID\n" (the job handle, with a
- *         newline), renamed into place before the launch is answered, and
- *         flock()ed for as long as the attempt runs, so any process can
- *         tell whether it is still watched;
+ *   pid   "SUPERVISOR_PID TRIAL_PGID STARTTIME\nBOOT_ID\n" (the job
+ *         handle, with a newline, then the boot id), renamed into place
+ *         before the launch is answered, and flock()ed for as long as the
+ *         attempt runs, so any process can tell whether it is still
+ *         watched. STARTTIME is the trial's (field 22 of /proc/PID/stat):
+ *         with the boot id, it tells the trial from a later process that
+ *         got its id, so nobody signals a group that is not the trial's;
  *   exit  "exit N\n" or "signal N\n", renamed into place when the trial
  *         ends, before it is reaped. When the program cannot be executed
  *         there is no trial: "exit 127\n" is written first, then a pid
@@ -45,6 +48,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -128,13 +132,15 @@ static int recv_all(int fd, void *buf, size_t n)
     return 0;
 }
 
-static int reply(supervisor *s, int code, int64_t pgid, const char *msg)
+static int reply(supervisor *s, int code, int64_t pgid, uint64_t start,
+                 const char *msg)
 {
     sw_local__reply r;
 
     memset(&r, 0, sizeof(r));
     r.code = code;
     r.pgid = pgid;
+    r.start = start;
     if (msg)
         snprintf(r.msg, sizeof(r.msg), "%s", msg);
     return send_all(s->sock, &r, sizeof(r));
@@ -150,7 +156,7 @@ static int fail(supervisor *s, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return reply(s, code, 0, msg);
+    return reply(s, code, 0, 0, msg);
 }
 
 /* Writes `text` as dirfd/name through name.tmp and rename. Returns the
@@ -320,9 +326,10 @@ static void track(supervisor *s, pid_t pid, int dirfd, int lockfd)
 /* Starts the trial of a request, records it, and answers. */
 static void launch(supervisor *s, request *r)
 {
-    int dirfd, out = -1, err = -1, lockfd, rc;
-    char line[64], tag[64];
-    pid_t pid = 0;
+    int dirfd, out = -1, err = -1, lockfd = -1, rc;
+    char line[160], tag[64], boot[64];
+    uint64_t start = 0;
+    pid_t pid = 0, pgrp;
 
     if ((dirfd = open_dir(s, r->dir)) < 0)
         return;
@@ -333,17 +340,22 @@ static void launch(supervisor *s, request *r)
     rc = spawn(s, r, out, err, &pid);
     if (rc != 0) { /* nothing runs: it ended as a shell's 127 would */
         exec_failed(err, r->argv[0], rc);
-        snprintf(line, sizeof(line), "%d 0\n", (int)getpid());
+        snprintf(line, sizeof(line), "%d 0 0\n", (int)getpid());
         if (put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
             put_file(dirfd, "pid", line, false) < 0)
             fail(s, SW_EIO, "cannot write in '%s': %s", r->dir,
                  strerror(errno));
         else
-            reply(s, SW_OK, 0, NULL);
+            reply(s, SW_OK, 0, 0, NULL);
         goto done;
     }
-    snprintf(line, sizeof(line), "%d %d\n", (int)getpid(), (int)pid);
-    lockfd = put_file(dirfd, "pid", line, true);
+    sw_local__boot_id(boot, sizeof(boot));
+    /* unreaped, the trial is in /proc: its start time is there to read */
+    if (sw_local__start_time(pid, &start, &pgrp) && start > 0) {
+        snprintf(line, sizeof(line), "%d %d %" PRIu64 "\n%s\n", (int)getpid(),
+                 (int)pid, start, boot);
+        lockfd = put_file(dirfd, "pid", line, true);
+    }
     if (lockfd < 0) {
         kill(-pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -352,7 +364,7 @@ static void launch(supervisor *s, request *r)
     }
     track(s, pid, dirfd, lockfd);
     dirfd = -1;
-    reply(s, SW_OK, pid, NULL);
+    reply(s, SW_OK, pid, start, NULL);
 done:
     if (dirfd >= 0)
         close(dirfd);

@@ -175,7 +175,7 @@ static sw_job_event expect(sw_executor *ex, const char *key,
     return ev;
 }
 
-/* Reads a handle, "PID PGID". */
+/* Reads a handle, "PID PGID STARTTIME". */
 static void split_handle(const char *h, long *pid, long *pgid)
 {
     char *end;
@@ -183,6 +183,8 @@ static void split_handle(const char *h, long *pid, long *pgid)
     *pid = strtol(h, &end, 10);
     assert_true(*end == ' ');
     *pgid = strtol(end + 1, &end, 10);
+    assert_true(*end == ' ');
+    assert_true(strtoull(end + 1, &end, 10) > 0 || *pgid == 0);
     assert_true(*end == '\0');
 }
 
@@ -444,7 +446,9 @@ static void test_pid_file(void **state)
     assert_true(f->pid > 0 && f->pgid > 0 && f->pid != f->pgid);
     snprintf(path, sizeof(path), "%s/pid", f->dir);
     snprintf(want, sizeof(want), "%s\n", f->handle);
-    assert_string_equal(slurp(path), want);
+    /* the handle, then the boot id */
+    assert_memory_equal(slurp(path), want, strlen(want));
+    assert_int_equal(strlen(slurp(path)), strlen(want) + 37);
     expect_ended(f, l.key);
     /* ended: the key is forgotten */
     assert_int_equal(sw_executor_cancel(f->ex, l.key, true), SW_ENOTFOUND);
@@ -686,7 +690,7 @@ static void test_supervisor_dies_before_replying(void **state)
     assert_int_equal(kill((pid_t)supervisor, SIGKILL), 0);
 
     expect_started(f, with_pid.key);
-    assert_string_equal(f->handle, "999999 0");
+    assert_string_equal(f->handle, "999999 0 0"); /* an older pid file */
     assert_non_null(
         strstr(expect_message(f, with_pid.key, SW_JOB_LOST), with_pid.dir));
     assert_non_null(strstr(expect_message(f, without.key, SW_JOB_START_FAILED),
@@ -817,9 +821,28 @@ static void test_adopt_bad_handle(void **state)
 {
     fixture *f = *state;
     static const char *const bad[] = {
-        "",      "12",    "12 x",  "-1 3",          "0 5",  "12 -3",
-        "1 2 3", "12  3", " 12 3", "12 3\n",        "12 1", "012 3",
-        "+12 3", "12 3 ", "12\t3", "99999999999 3",
+        "",
+        "12",
+        "12 x",
+        "-1 3",
+        "0 5",
+        "12 -3",
+        "1 2 3 4",
+        "12  3",
+        " 12 3",
+        "12 3\n",
+        "12 1",
+        "012 3",
+        "+12 3",
+        "12 3 ",
+        "12\t3",
+        "12 3 0",
+        "12 0 5",
+        "12 3 x",
+        "12 3 07",
+        "12 3 -5",
+        "99999999999 3",
+        "12 3 99999999999999999999",
     };
     size_t i;
 
@@ -831,6 +854,115 @@ static void test_adopt_bad_handle(void **state)
     put(f->dir, "exit", "exit 127\n");
     assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, "12 0"), 0);
     assert_int_equal(expect_ended(f, f->key).exit_code, 127);
+}
+
+/* Forks a process that leads a session and group of its own (nothing
+ * of any supervisor's); returns its pid once it does. */
+static pid_t start_stranger(void)
+{
+    pid_t pid = fork();
+    int i;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        execlp("sleep", "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 500 && getpgid(pid) != pid; i++)
+        sleep_ms(10);
+    assert_int_equal(getpgid(pid), pid);
+    return pid;
+}
+
+/* Field 22 of /proc/PID/stat, read here independently of the executor. */
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64], *p;
+    unsigned long long st = 0;
+    int i;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    assert_non_null(p = strrchr(slurp(path), ')'));
+    for (i = 0; i < 20; i++) /* to the space before field 22 */
+        assert_non_null(p = strchr(p + 1, ' '));
+    assert_int_equal(sscanf(p, " %llu", &st), 1);
+    return st;
+}
+
+/* Whether pid was left alone: alive, and not stopped by a signal. */
+static bool untouched(pid_t pid)
+{
+    int status;
+
+    return waitpid(pid, &status, WNOHANG) == 0 && kill(pid, 0) == 0;
+}
+
+static void end_stranger(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* A recorded group id that some other process has taken since (a reboot,
+ * an ended trial): neither cancel nor the lost attempt's kill signals
+ * it, and cancel says why. */
+static void test_cancel_spares_a_reused_group(void **state)
+{
+    fixture *f = *state;
+    pid_t stranger = start_stranger();
+    unsigned long long start = start_time_of(stranger);
+    char handle[64];
+
+    next_attempt(f, SH("true", NULL));
+    snprintf(handle, sizeof(handle), "%d %d %llu", (int)getpid(), (int)stranger,
+             start + 1);
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, handle), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, f->key, true), SW_ERROR);
+    assert_non_null(strstr(sw_error_last(), "not signalled"));
+    assert_non_null(strstr(sw_error_last(), "not the trial's"));
+    assert_non_null(strstr(expect_message(f, f->key, SW_JOB_LOST), f->dir));
+    assert_true(untouched(stranger));
+
+    /* an older handle, without a start time, and nobody watching */
+    next_attempt(f, SH("true", NULL));
+    snprintf(handle, sizeof(handle), "%d %d", (int)getpid(), (int)stranger);
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, handle), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, f->key, true), SW_ERROR);
+    assert_non_null(strstr(sw_error_last(), "no start time"));
+    expect_message(f, f->key, SW_JOB_LOST);
+    assert_true(untouched(stranger));
+
+    /* the right start time, but recorded in another boot */
+    next_attempt(f, SH("true", NULL));
+    snprintf(handle, sizeof(handle), "%d %d %llu", (int)getpid(), (int)stranger,
+             start);
+    put(f->dir, "pid", "1 2 3\n00000000-0000-0000-0000-000000000000\n");
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, handle), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, f->key, true), SW_ERROR);
+    assert_non_null(strstr(sw_error_last(), "reboot"));
+    expect_message(f, f->key, SW_JOB_LOST);
+    assert_true(untouched(stranger));
+    end_stranger(stranger);
+}
+
+/* With the start time it recorded, the group is the trial's: signalled. */
+static void test_cancel_checks_the_start_time(void **state)
+{
+    fixture *f = *state;
+    pid_t stranger = start_stranger();
+    char handle[64];
+    int status;
+
+    next_attempt(f, SH("true", NULL));
+    snprintf(handle, sizeof(handle), "%d %d %llu", (int)getpid(), (int)stranger,
+             start_time_of(stranger));
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, handle), 0);
+    assert_int_equal(sw_executor_cancel(f->ex, f->key, false), 0);
+    assert_int_equal(waitpid(stranger, &status, 0), stranger);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGTERM);
+    expect_message(f, f->key, SW_JOB_LOST);
 }
 
 static void test_factory(void **state)
@@ -889,6 +1021,8 @@ int main(void)
         T(test_adopt_cancel),
         T(test_adopted_supervisor_killed_is_lost),
         T(test_adopt_bad_handle),
+        T(test_cancel_spares_a_reused_group),
+        T(test_cancel_checks_the_start_time),
         cmocka_unit_test(test_factory),
     };
 
