@@ -168,7 +168,7 @@ static int put_file(int dirfd, const char *name, const char *text, bool keep)
     int fd;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     if (sw_write_all(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
@@ -273,7 +273,7 @@ static int spawn(supervisor *s, const request *r, int out, int err, pid_t *pid)
 
 static int open_log(supervisor *s, const char *path, const char *what)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 
     if (fd < 0)
         fail(s, SW_EIO, "cannot open %s log '%s': %s", what, path,

@@ -80,13 +80,16 @@ char **sw_contract_argv(const char *argv_json)
     return argv;
 }
 
-/* mkdir -p; the common case (the parent exists) costs one mkdir. */
+/* mkdir -p; the common case (the parent exists) costs one mkdir. Folders
+ * are created 0700: everything under a sweep home (the store, logs,
+ * params, code snapshots) may hold secrets. An existing folder keeps its
+ * mode. */
 int sw_contract_mkdirs(const char *path)
 {
     char *parent, *slash;
     int error = SW_OK;
 
-    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+    if (mkdir(path, 0700) == 0 || errno == EEXIST)
         return SW_OK;
     if (errno != ENOENT)
         return sw_error_set(SW_EIO, "cannot create %s: %s", path,
@@ -98,7 +101,7 @@ int sw_contract_mkdirs(const char *path)
         error = sw_contract_mkdirs(parent);
     }
     free(parent);
-    if (!error && mkdir(path, 0755) != 0 && errno != EEXIST)
+    if (!error && mkdir(path, 0700) != 0 && errno != EEXIST)
         error =
             sw_error_set(SW_EIO, "cannot create %s: %s", path, strerror(errno));
     return error;
@@ -130,7 +133,7 @@ static int write_mode(const char *path, const char *text, mode_t mode)
 
 int sw_contract_write_file(const char *path, const char *text)
 {
-    return write_mode(path, text, 0644);
+    return write_mode(path, text, 0600);
 }
 
 int sw_contract_prepare(const char *run_dir, const char *params_json)

@@ -48,10 +48,12 @@ int sw_contract_prepare(const char *run_dir, const char *params_json);
 /* Writes the run's token to <run_dir>/token, mode 0600, atomically. */
 int sw_contract_write_token(const char *run_dir, const char *token);
 
-/* mkdir -p, with a message naming the folder on failure. */
+/* mkdir -p, with a message naming the folder on failure. New folders are
+ * 0700 (a sweep home may hold secrets); existing ones keep their mode. */
 int sw_contract_mkdirs(const char *path);
 
-/* Writes `text` to `path` through a temporary file and rename. */
+/* Writes `text` to `path` (mode 0600) through a temporary file and
+ * rename. */
 int sw_contract_write_file(const char *path, const char *text);
 
 #endif

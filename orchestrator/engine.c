@@ -51,7 +51,7 @@ static int lock_sweep(sw_engine *e)
     char *path = sw_aprintf("%s/%s.lock", e->home, e->sweep.id);
     int error = SW_OK;
 
-    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (e->lock_fd < 0)
         error =
             sw_error_set(SW_EIO, "cannot open %s: %s", path, strerror(errno));

@@ -24,6 +24,7 @@
 #include "orchestrator/reproduce.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,17 +270,25 @@ void sw_provenance_report(const sw_engine *e)
 /* ---- each run ---------------------------------------------------------------
  */
 
-/* Writes `len` bytes to `path` through a temporary file and rename. */
+/* Writes `len` bytes to `path` (0600: a patch may hold secrets) through a
+ * temporary file and rename. */
 static int write_bytes(const char *path, const char *p, size_t len)
 {
     char *tmp = sw_aprintf("%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int error = SW_OK;
 
-    if (!f || fwrite(p, 1, len, f) != len || fclose(f) != 0 ||
-        rename(tmp, path) != 0)
+    if (fd < 0 || sw_write_all(fd, p, len) < 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (fd >= 0 && close(fd) != 0 && !error)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (!error && rename(tmp, path) != 0)
         error =
             sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (error)
+        unlink(tmp);
     free(tmp);
     return error;
 }

@@ -15,11 +15,13 @@
  */
 #include "orchestrator/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "orchestrator/store_internal.h"
 
@@ -393,10 +395,25 @@ static int check_schema(const sw_store *st)
                         st->path, version, SCHEMA_VERSION);
 }
 
+/* A new store is created 0600 whatever the umask: it holds every run's
+ * argv and config. SQLite gives the -wal and -shm files it creates later
+ * the database file's own mode, so this one file is enough. A failure is
+ * left to sqlite3_open_v2, which says it with SQLite's words. */
+static void create_private(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+    if (fd >= 0)
+        close(fd);
+}
+
 static int open_db(sw_store *st)
 {
     int flags = st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                            : SQLITE_OPEN_READONLY;
+
+    if (st->writer)
+        create_private(st->path);
 
     if (sqlite3_open_v2(st->path, &st->db, flags, NULL) != SQLITE_OK) {
         int rc = st->db ? sqlite3_errcode(st->db) : SQLITE_NOMEM;

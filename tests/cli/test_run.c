@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -516,6 +517,66 @@ static void test_chaos_sigkill_and_resume(void **state)
     sw_h_dispose(&h);
 }
 
+/* The permission bits of `path`; -1 when it does not exist. */
+static int mode_of(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* The store and every run's files may hold secrets (argv, config,
+ * whatever a trial prints): under the usual umask 022 nobody else may
+ * read them. -wal and -shm exist while a writer is open, so only the
+ * mode of those that remain is checked. */
+static void test_home_is_private_under_umask_022(void **state)
+{
+    sw_h h;
+    char *file, *path;
+    const char *wal[] = {"sweep.db", "sweep.db-wal", "sweep.db-shm"};
+    const char *per_run[] = {"stdout.log", "stderr.log", "params.json"};
+    struct dirent *e;
+    size_t n = 0;
+    mode_t old = umask(022);
+    DIR *d;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "", "  x: {values: [1, 2]}\n  steps: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(mode_of(h.home), 0700);
+    path = sw_aprintf("%s/runs", h.home);
+    assert_int_equal(mode_of(path), 0700);
+    d = opendir(path);
+    assert_non_null(d);
+    free(path);
+    for (size_t i = 0; i < 3; i++) {
+        path = sw_aprintf("%s/%s", h.home, wal[i]);
+        assert_true(i > 0 || mode_of(path) == 0600);
+        assert_true(mode_of(path) == -1 || mode_of(path) == 0600);
+        free(path);
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        path = sw_aprintf("%s/runs/%s", h.home, e->d_name);
+        assert_int_equal(mode_of(path), 0700);
+        free(path);
+        for (size_t i = 0; i < 3; i++) {
+            path = sw_aprintf("%s/runs/%s/%s", h.home, e->d_name, per_run[i]);
+            assert_int_equal(mode_of(path), 0600);
+            free(path);
+        }
+        n++;
+    }
+    closedir(d);
+    assert_int_equal(n, 2);
+    umask(old);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_supervisor_killed_loses_nothing),
         cmocka_unit_test(test_adaptive_methods_run_and_resume),
         cmocka_unit_test(test_chaos_sigkill_and_resume),
+        cmocka_unit_test(test_home_is_private_under_umask_022),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
