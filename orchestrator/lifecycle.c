@@ -201,6 +201,7 @@ int sw_engine__new_run(sw_engine *e, const sw_trial *t)
     r->params = sw_buf_detach(&b);
     s->run_dir = sw_contract_run_dir(e->home, r->id);
     co.interpreter = sw_command_interpreter();
+    co.keep_envvars = true; /* stored: expanded only at launch */
     co.args_json_file = sw_aprintf("%s/params.json", s->run_dir);
     error = sw_command_render(&argv, NULL, e->spec, t->params, &co);
     free((char *)co.args_json_file);
@@ -246,13 +247,27 @@ static void archive_attempt(const sw_slot *s)
 static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
                   const char *msg);
 
+/* The argv the executor gets: the stored one with its ${envvar:NAME}
+ * expanded from this process's environment now, so a secret reaches the
+ * trial but never the store. NULL when the stored argv is unusable. */
+static char **launch_argv(const char *argv_json)
+{
+    char **stored = sw_contract_argv(argv_json), **argv;
+
+    if (!stored)
+        return NULL;
+    argv = sw_command_expand_envvars(stored, NULL);
+    sw_command_free(stored);
+    return argv;
+}
+
 /* Asks the executor for the attempt; what it cannot even try is a
  * failed start, recorded as any failed attempt is. */
 static int request_launch(sw_engine *e, sw_slot *s)
 {
     sw_contract c = {e->home, e->sweep.id, s->rec.id, s->rec.attempts,
                      NULL,    NULL,        NULL};
-    char **argv = sw_contract_argv(s->rec.argv), **env = sw_contract_env(&c);
+    char **argv = launch_argv(s->rec.argv), **env = sw_contract_env(&c);
     char *out = sw_aprintf("%s/stdout.log", s->run_dir);
     char *err = sw_aprintf("%s/stderr.log", s->run_dir);
     sw_launch l = {.key = s->rec.id,

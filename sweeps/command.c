@@ -6,6 +6,11 @@
  * token that is exactly ${macro} is replaced by zero or more tokens. Any
  * other text is copied literally, so a macro inside a longer token stays
  * as it is. Values are rendered with Python's str().
+ *
+ * With keep_envvars the first step is put off until launch: the argv that
+ * is stored and shown keeps ${envvar:NAME}, so that a secret passed that
+ * way is never written down. A token holding a reference is then kept
+ * whole, never taken for a macro.
  */
 #include "sweeps/command.h"
 
@@ -164,6 +169,21 @@ static char *expand_envvars(const char *tok, const sw_command_opts *o)
     return sw_buf_detach(&b);
 }
 
+/* Whether `tok` holds a ${envvar:NAME} that expand_envvars replaces. */
+static bool has_envvar(const char *tok)
+{
+    static const char open[] = "${envvar:";
+    const char *hit, *end;
+
+    for (; (hit = strstr(tok, open)); tok = end) {
+        for (end = hit + sizeof(open) - 1; is_envvar_char(*end); end++)
+            ;
+        if (*end == '}')
+            return true;
+    }
+    return false;
+}
+
 /* The macro name of a whole-token macro ("args" for "${args}"), or NULL. */
 static char *macro_name(const char *tok)
 {
@@ -218,6 +238,10 @@ int sw_command_render(char ***out, size_t *argc, const sw_spec *spec,
     push(&a, NULL); /* ensure a terminated array even when empty */
     a.len = 0;
     for (i = 0; i < n; i++) {
+        if (o->keep_envvars && has_envvar(tokens[i])) {
+            push(&a, sw_strdup(tokens[i]));
+            continue;
+        }
         tok = expand_envvars(tokens[i], o);
         m = macro_name(tok);
         if (m && expand_macro(&a, m, spec, params, o))
@@ -245,6 +269,19 @@ void sw_command_free(char **argv)
     for (i = 0; argv && argv[i]; i++)
         free(argv[i]);
     free(argv);
+}
+
+char **sw_command_expand_envvars(char *const *argv, const sw_command_opts *opts)
+{
+    static const sw_command_opts defaults = SW_COMMAND_OPTS_INIT;
+    const sw_command_opts *o = opts ? opts : &defaults;
+    argv_b a = {NULL, 0, 0};
+
+    push(&a, NULL);
+    a.len = 0;
+    for (; *argv; argv++)
+        push(&a, expand_envvars(*argv, o));
+    return a.v;
 }
 
 static bool known_macro(const char *m)

@@ -16,12 +16,16 @@ typedef struct {
     const char *args_json_file; /* ${args_json_file}; NULL: left as is */
     /* Looks up ${envvar:NAME}; NULL: the process environment. */
     const char *(*getenv)(const char *name);
+    /* Leaves every ${envvar:NAME} as it is (a token holding one is not a
+     * macro), for the argv that is stored and shown: a variable may hold
+     * a secret. sw_command_expand_envvars expands it at launch. */
+    bool keep_envvars;
 } sw_command_opts;
 
-#define SW_COMMAND_OPTS_VERSION 1
+#define SW_COMMAND_OPTS_VERSION 2
 #define SW_COMMAND_OPTS_INIT                                                   \
     {                                                                          \
-        SW_COMMAND_OPTS_VERSION, NULL, NULL, NULL                              \
+        SW_COMMAND_OPTS_VERSION, NULL, NULL, NULL, false                       \
     }
 
 /* What ${interpreter} is on this machine: $SWEEP_INTERPRETER, else
@@ -39,6 +43,13 @@ extern const size_t sw_command_default_len;
 int sw_command_render(char ***out, size_t *argc, const sw_spec *spec,
                       const sw_value *params, const sw_command_opts *opts);
 void sw_command_free(char **argv);
+
+/* A copy of `argv` (NULL-terminated) with every ${envvar:NAME} replaced
+ * as sw_command_render replaces it (an unset variable becomes NAME), for
+ * the argv of a trial rendered with keep_envvars. The caller frees with
+ * sw_command_free. `opts` may be NULL; only its getenv is used. */
+char **sw_command_expand_envvars(char *const *argv,
+                                 const sw_command_opts *opts);
 
 /* The text ${args_json} expands to: json.dumps of the parameters.
  * The caller frees. */

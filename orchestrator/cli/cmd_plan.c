@@ -94,6 +94,7 @@ static int print_trial(const sw_spec *spec, const sw_trial *t, bool json)
     char **argv = NULL;
 
     co.interpreter = sw_command_interpreter();
+    co.keep_envvars = true; /* as stored: a variable may hold a secret */
     if (sw_command_render(&argv, NULL, spec, t->params, &co) != SW_OK) {
         fprintf(stderr, "sweep plan: %s\n", sw_error_last());
         return SW_EXIT_FAIL;

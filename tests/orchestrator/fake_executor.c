@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sweeps/command.h"
 #include "sweeps/error.h"
 
 static void push(fake_executor *fx, sw_job_event_kind kind, const char *key)
@@ -68,6 +69,7 @@ static int fake_launch(sw_executor *ex, const sw_launch *l)
         if (strncmp(*e, "SWEEP_ATTEMPT=", 14) == 0)
             a = *e + 14;
     j = add(fx, l->key, a ? (int)strtol(a, NULL, 10) : 1);
+    j->argv = sw_command_expand_envvars(l->argv, NULL); /* a plain copy */
     fx->launches++;
     if (j->plan.output && !j->plan.fail_launch)
         write_output(l->stdout_path, j->plan.output);
@@ -202,8 +204,10 @@ static void fake_free(sw_executor *ex)
 {
     fake_executor *fx = (fake_executor *)ex;
 
-    for (size_t i = 0; i < fx->n_jobs; i++)
+    for (size_t i = 0; i < fx->n_jobs; i++) {
         free(fx->jobs[i].key);
+        sw_command_free(fx->jobs[i].argv);
+    }
     for (size_t i = 0; i < fx->n_events; i++)
         sw_job_event_dispose(&fx->events[i]);
     free(fx->jobs);

@@ -29,6 +29,7 @@ typedef void (*fake_plan_fn)(void *ctx, const char *key, int attempt,
 
 typedef struct {
     char *key;
+    char **argv; /* as the executor was given it */
     int attempt;
     fake_plan plan;
     double end_at;  /* when it ends by itself; 0: never */

@@ -221,6 +221,33 @@ static void test_grid_runs_to_its_end(void **state)
     sw_run_rec_dispose(&r);
 }
 
+/* A secret passed as ${envvar:NAME} reaches the trial but never the
+ * store (nor `sweep show`, which prints the stored argv). */
+static void test_envvar_is_expanded_only_at_launch(void **state)
+{
+    fixture *f = *state;
+
+    setenv("SW_TEST_SECRET", "hunter2", 1);
+    start_sweep(f,
+                "program: train.py\nmethod: grid\ncommand:\n  - ${program}\n"
+                "  - --key=${envvar:SW_TEST_SECRET}\n  - ${args}\n"
+                "parameters:\n  x:\n    values: [1]\n",
+                0);
+    assert_int_equal(drive(f), SW_OK);
+    unsetenv("SW_TEST_SECRET");
+    sw_run_rec r = get_run(f, 1);
+    const fake_job *j = fake_executor_job(f->fx, r.id);
+    assert_non_null(j);
+    assert_string_equal(r.argv,
+                        "[\"train.py\", \"--key=${envvar:SW_TEST_SECRET}\", "
+                        "\"--x=1\"]");
+    assert_string_equal(j->argv[0], "train.py");
+    assert_string_equal(j->argv[1], "--key=hunter2");
+    assert_string_equal(j->argv[2], "--x=1");
+    assert_null(j->argv[3]);
+    sw_run_rec_dispose(&r);
+}
+
 #define RANDOM                                                                 \
     "program: train.py\nmethod: random\n"                                      \
     "parameters:\n  x:\n    min: 0.0\n    max: 1.0\n"
@@ -719,6 +746,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
         T(test_grid_runs_to_its_end),
+        T(test_envvar_is_expanded_only_at_launch),
         T(test_launch_failures_count_and_back_off),
         T(test_interrupt_stops_failing_launches),
         T(test_timeout_with_exit_0_is_a_failure),
