@@ -302,6 +302,12 @@ int sw_git_open(sw_git **out, const char *path, const sw_git_opts *opts)
          !error && opts && opts->version >= 2 && i < opts->n_exclude; i++)
         if (opts->exclude[i])
             error = add_exclude(g, opts->exclude[i]);
+    for (size_t i = 0;
+         !error && opts && opts->version >= 3 && i < opts->n_ignore; i++)
+        if (opts->ignore[i] && opts->ignore[i][0] &&
+            !strchr(opts->ignore[i], '\n') &&
+            git_ignore_add_rule(g->repo, opts->ignore[i]) < 0)
+            error = fail(g, "ignore %s", opts->ignore[i]);
     if (error) {
         sw_git_free(g);
         return error;

@@ -47,11 +47,16 @@ typedef struct {
      * copied at open. */
     const char *const *exclude;
     size_t n_exclude;
+    /* Version 3: gitignore patterns for untracked files that are never
+     * copied into a snapshot or a patch, as if ignored (they do not make
+     * the tree dirty either): files that hold secrets. */
+    const char *const *ignore;
+    size_t n_ignore;
 } sw_git_opts;
 
-#define SW_GIT_OPTS_VERSION 2
+#define SW_GIT_OPTS_VERSION 3
 /* clang-format off */
-#define SW_GIT_OPTS_INIT {SW_GIT_OPTS_VERSION, 0, NULL, 0}
+#define SW_GIT_OPTS_INIT {SW_GIT_OPTS_VERSION, 0, NULL, 0, NULL, 0}
 /* clang-format on */
 
 /* A submodule, at the commit its work tree has checked out. */

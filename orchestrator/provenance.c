@@ -68,9 +68,36 @@ static size_t candidates(const sw_spec *sp, const char **out, size_t cap)
 /* The sweep home is excluded from every capture: inside the work tree
  * (./.sweep by default), it would otherwise snapshot its own store and
  * logs, and every run would record new "code". */
+/* Untracked files that hold secrets, never copied into a snapshot or a
+ * run's diff.patch: $SWEEP_GIT_SECRETS (gitignore patterns separated by
+ * ':'; empty: none), else these. */
+static const char default_secrets[] =
+    ".env:.env.*:*.pem:*.key:*.p12:*.pfx:id_rsa*:id_dsa*:id_ecdsa*:"
+    "id_ed25519*:.netrc:_netrc:credentials*:.git-credentials";
+
+/* Splits `list` at ':' into out (up to cap); returns the count. The
+ * strings point into `buf`, a copy the caller frees. */
+static size_t split_patterns(char *buf, const char **out, size_t cap)
+{
+    size_t n = 0;
+    char *p = buf, *colon;
+
+    while (p && *p && n < cap) {
+        colon = strchr(p, ':');
+        if (colon)
+            *colon = '\0';
+        if (*p)
+            out[n++] = p;
+        p = colon ? colon + 1 : NULL;
+    }
+    return n;
+}
+
 static sw_git *open_repo(const sw_spec *sp, const char *home)
 {
-    const char *paths[16];
+    const char *paths[16], *ignore[64];
+    const char *env = getenv("SWEEP_GIT_SECRETS");
+    char *secrets = sw_strdup(env ? env : default_secrets);
     size_t n = candidates(sp, paths, sizeof(paths) / sizeof(paths[0]));
     sw_git *g = NULL;
     sw_git_opts o = SW_GIT_OPTS_INIT;
@@ -78,7 +105,10 @@ static sw_git *open_repo(const sw_spec *sp, const char *home)
 
     o.exclude = &home;
     o.n_exclude = home ? 1 : 0;
+    o.ignore = ignore;
+    o.n_ignore = split_patterns(secrets, ignore, 64);
     error = sw_git_open_first(&g, paths, n, &o);
+    free(secrets);
 
     if (error == SW_ENOTFOUND)
         fprintf(stderr, "sweep: warning: not in a git repository: runs "

@@ -578,6 +578,34 @@ static void test_home_excluded(void **state)
     free(head);
 }
 
+/* Untracked files that hold secrets never reach a snapshot or a patch,
+ * and alone do not make the tree dirty (issue 13, item 6). */
+static void test_secrets_left_out(void **state)
+{
+    fixture *f = *state;
+    const char *ig[] = {".env", "id_rsa*", "*.pem"};
+    sw_git_opts o = SW_GIT_OPTS_INIT;
+
+    make_repo(f);
+    put(f->repo, ".env", "TOKEN=hunter2\n");
+    put(f->repo, "keys/id_rsa", "-----BEGIN hunter2-----\n");
+    put(f->repo, "lib/cert.pem", "hunter2\n");
+    o.ignore = ig;
+    o.n_ignore = 3;
+    open_repo(f, &o);
+    capture(f);
+    assert_false(f->st.dirty);
+    assert_null(f->st.snapshot);
+    put(f->repo, "notes.txt", "a real change\n");
+    capture(f);
+    assert_true(f->st.dirty);
+    assert_non_null(f->st.snapshot);
+    assert_null(strstr(f->st.patch, "hunter2"));
+    assert_out("lib/data.py\nlib/model.py\nmodel-link\nnotes.txt\nrun.sh\n"
+               "train.py",
+               f->repo, "git ls-tree -r --name-only %s", f->st.snapshot);
+}
+
 /* A home at another name, given relative to the root, with glob
  * characters in it and a tracked file under it: still clean, and a
  * sibling the name would match as a pattern is not excluded. */
@@ -755,6 +783,7 @@ int main(void)
         T(test_submodule),
         T(test_ignored_not_snapshotted),
         T(test_home_excluded),
+        T(test_secrets_left_out),
         T(test_home_elsewhere_excluded),
         T(test_large_file_left_out),
         T(test_changes_between_captures),
