@@ -107,16 +107,13 @@ int sw_contract_mkdirs(const char *path)
     return error;
 }
 
-/* Writes `text` to `path` through path.tmp (created with `mode`) and a
- * rename, so readers see the old file or the whole new one. */
-static int write_mode(const char *path, const char *text, mode_t mode)
+int sw_contract_write_bytes(const char *path, const void *p, size_t len)
 {
     char *tmp = sw_aprintf("%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int error = SW_OK;
 
-    if (fd < 0 || fchmod(fd, mode) != 0 ||
-        sw_write_all(fd, text, strlen(text)) < 0)
+    if (fd < 0 || fchmod(fd, 0600) != 0 || sw_write_all(fd, p, len) < 0)
         error =
             sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
     if (fd >= 0 && close(fd) != 0 && !error)
@@ -133,7 +130,7 @@ static int write_mode(const char *path, const char *text, mode_t mode)
 
 int sw_contract_write_file(const char *path, const char *text)
 {
-    return write_mode(path, text, 0600);
+    return sw_contract_write_bytes(path, text, strlen(text));
 }
 
 int sw_contract_prepare(const char *run_dir, const char *params_json)
@@ -152,7 +149,7 @@ int sw_contract_prepare(const char *run_dir, const char *params_json)
 int sw_contract_write_token(const char *run_dir, const char *token)
 {
     char *path = sw_aprintf("%s/token", run_dir);
-    int error = write_mode(path, token, 0600);
+    int error = sw_contract_write_bytes(path, token, strlen(token));
 
     free(path);
     return error;

@@ -13,6 +13,7 @@
 #ifndef SW_CONTRACT_H
 #define SW_CONTRACT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* What one attempt of a run is told. */
@@ -55,5 +56,10 @@ int sw_contract_mkdirs(const char *path);
 /* Writes `text` to `path` (mode 0600) through a temporary file and
  * rename. */
 int sw_contract_write_file(const char *path, const char *text);
+
+/* Writes `len` bytes to `path` through path.tmp and a rename, so readers
+ * see the old file or the whole new one; mode 0600 (the sweep home's
+ * files may hold secrets). SW_EIO with a message naming the path. */
+int sw_contract_write_bytes(const char *path, const void *p, size_t len);
 
 #endif

@@ -300,29 +300,6 @@ void sw_provenance_report(const sw_engine *e)
 /* ---- each run ---------------------------------------------------------------
  */
 
-/* Writes `len` bytes to `path` (0600: a patch may hold secrets) through a
- * temporary file and rename. */
-static int write_bytes(const char *path, const char *p, size_t len)
-{
-    char *tmp = sw_aprintf("%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int error = SW_OK;
-
-    if (fd < 0 || sw_write_all(fd, p, len) < 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    if (fd >= 0 && close(fd) != 0 && !error)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    if (!error && rename(tmp, path) != 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
-    if (error)
-        unlink(tmp);
-    free(tmp);
-    return error;
-}
-
 /* runs/<id>/diff.patch when the run's code is a snapshot; removed when
  * it is HEAD itself (a retry of a run that was dirty before). Sets *out
  * to the patch's path, or NULL. */
@@ -337,7 +314,7 @@ static int write_patch(sw_engine *e, const sw_run_rec *r,
     if (!st->patch)
         unlink(path);
     else if (!(error = sw_contract_mkdirs(dir)) &&
-             !(error = write_bytes(path, st->patch, st->patch_len)))
+             !(error = sw_contract_write_bytes(path, st->patch, st->patch_len)))
         *out = path;
     if (!*out)
         free(path);
