@@ -213,6 +213,22 @@ static void one_blas_thread(void)
         set(1);
 }
 
+/* How many runs may fail before the first success, before the sweep
+ * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
+ * limit (as W&B's agent does with WANDB_AGENT_MAX_INITIAL_FAILURES). A
+ * command that cannot work then costs five runs, not a night of them. */
+static size_t max_initial_failures(void)
+{
+    const char *s = getenv("SWEEP_MAX_INITIAL_FAILURES");
+    char *end;
+    unsigned long v;
+
+    if (!s || !*s)
+        return 5;
+    v = strtoul(s, &end, 10);
+    return *end ? 5 : (size_t)v;
+}
+
 /* The search and the settings that come from the command line; the
  * system clock unless one was given (a test's). */
 int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
@@ -227,6 +243,7 @@ int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
     e->quiet = o->quiet;
     e->tty = !o->quiet && isatty(STDOUT_FILENO);
     e->grace = o->grace > 0 ? o->grace : 10;
+    e->max_initial_failures = max_initial_failures();
     return SW_OK;
 }
 

@@ -130,7 +130,8 @@ struct sw_engine {
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
-    double grace; /* seconds between SIGTERM and SIGKILL */
+    double grace;                /* seconds between SIGTERM and SIGKILL */
+    size_t max_initial_failures; /* the first-failures rule; 0: none */
 
     sw_slot **slots; /* each its own allocation: workers hold pointers */
     size_t n_slots, cap_slots;

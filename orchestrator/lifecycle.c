@@ -375,8 +375,6 @@ static bool run_cap_reached(const sw_engine *e)
     return e->spec->run_cap > 0 && e->next_idx >= (uint64_t)e->spec->run_cap;
 }
 
-static size_t max_initial_failures(void);
-
 /* Whether one more attempt may start while no run has finished yet. A
  * command that cannot work must cost the first-failures rule's five
  * runs, not `parallel` of them (64 failed runs at --parallel 64): until
@@ -386,7 +384,7 @@ static size_t max_initial_failures(void);
  * rest as soon as one reports. */
 static bool probation_room(sw_engine *e)
 {
-    size_t max = max_initial_failures(), unproven = 0, i;
+    size_t max = e->max_initial_failures, unproven = 0, i;
     double now = now_mono(e);
     sw_slot *s;
 
@@ -428,25 +426,9 @@ static void fill(sw_engine *e)
 
 /* ---- ends ----------------------------------------------------------- */
 
-/* How many runs may fail before the first success, before the sweep
- * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
- * limit (as W&B's agent does with WANDB_AGENT_MAX_INITIAL_FAILURES). A
- * command that cannot work then costs five runs, not a night of them. */
-static size_t max_initial_failures(void)
-{
-    const char *s = getenv("SWEEP_MAX_INITIAL_FAILURES");
-    char *end;
-    unsigned long v;
-
-    if (!s || !*s)
-        return 5;
-    v = strtoul(s, &end, 10);
-    return *end ? 5 : (size_t)v;
-}
-
 static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
 {
-    size_t max = max_initial_failures();
+    size_t max = e->max_initial_failures;
 
     if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
         return;
