@@ -24,6 +24,7 @@ void sw_metric_batch_init(sw_metric_batch *b)
     b->items = NULL;
     b->len = b->cap = 0;
     b->refused = 0;
+    b->strict = false;
 }
 
 void sw_metric_batch_dispose(sw_metric_batch *b)
@@ -33,7 +34,10 @@ void sw_metric_batch_dispose(sw_metric_batch *b)
     for (i = 0; i < b->len; i++)
         free(b->items[i].name);
     free(b->items);
+    bool strict = b->strict;
+
     sw_metric_batch_init(b);
+    b->strict = strict;
 }
 
 static void add(sw_metric_batch *b, int64_t step, const char *name, double v)
@@ -180,10 +184,18 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
         const sw_value *v = obj->u.map.vals[i];
         if (strcmp(obj->u.map.keys[i], "step") == 0)
             continue;
+        if (!good_name(obj->u.map.keys[i]) && b->strict)
+            return sw_error_set(SW_EINVALID,
+                                "a metric name must be UTF-8 without "
+                                "control characters");
         if (!good_name(obj->u.map.keys[i]))
             b->refused++;
         else if (metric_value(v, &d))
             add(b, s, obj->u.map.keys[i], d);
+        else if (b->strict)
+            return sw_error_set(SW_EINVALID,
+                                "metric \"%.200s\" is not a number",
+                                obj->u.map.keys[i]);
     }
     return SW_OK;
 }

@@ -19,6 +19,8 @@ typedef struct {
     sw_metric_point *items;
     size_t len, cap;
     size_t refused; /* names skipped: not UTF-8, or control characters */
+    bool strict;    /* refuse the whole report over a value or name that
+                       would be skipped (HTTP reports say why they fail) */
 } sw_metric_batch;
 
 void sw_metric_batch_init(sw_metric_batch *b);
@@ -29,7 +31,9 @@ void sw_metric_batch_dispose(sw_metric_batch *b);
  * names that are not valid UTF-8 or hold control characters (counted in
  * b->refused). Fails with SW_EINVALID (and adds nothing) when the report
  * is not a JSON object or an array of objects, `step` is not a
- * non-negative integer, or the text holds a NUL (raw or `\u0000`). */
+ * non-negative integer, or the text holds a NUL (raw or `\u0000`); with
+ * b->strict, also over a value that is not a number or a boolean, or a
+ * name that would be skipped. */
 int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len);
 
 /* When `line` (without its newline) is a `@metrics` line, returns a

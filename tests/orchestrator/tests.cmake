@@ -9,3 +9,5 @@ sw_test(orchestrator engine sw_engine PkgConfig::SQLITE_T)
 target_sources(test_orchestrator_engine PRIVATE orchestrator/fake_executor.c)
 target_include_directories(test_orchestrator_engine PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/orchestrator)
+# The metrics endpoint over real HTTP on 127.0.0.1.
+sw_test(orchestrator metrics_server sw_engine)

@@ -1,0 +1,87 @@
+/*
+ * metrics_server.h - the HTTP endpoint trials report metrics to
+ * (docs/metrics.md): `POST /v1/runs/<run id>/metrics` with
+ * `Authorization: Bearer <token>` and a JSON object or array of objects.
+ *
+ * The server parses and checks requests on its own threads and hands the
+ * good ones to the engine's loop as reports; the loop commits them (many
+ * at once), decides, and answers each. A report is answered 200 only
+ * after the loop says so, so the loop stays the store's only writer and
+ * an acknowledged value is a committed one. Its descriptor is readable
+ * while reports wait.
+ */
+#ifndef SW_METRICS_SERVER_H
+#define SW_METRICS_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "orchestrator/metrics.h"
+
+typedef struct sw_metrics_server sw_metrics_server;
+typedef struct sw_metrics_report sw_metrics_report;
+
+typedef struct {
+    unsigned int version;
+    const char *listen;   /* "ADDR:PORT" (PORT 0: any); NULL: 127.0.0.1:0 */
+    int prefer_port;      /* without `listen`: tried first (a resumed sweep's
+                             old port, so its trials find it again); 0: none */
+    size_t body_limit;    /* bytes; 0: SW_METRICS_BODY_LIMIT */
+    size_t queue_limit;   /* reports waiting for the loop; 0: 4096 */
+    size_t run_limit;     /* of those, from one run; 0: 64 */
+    unsigned int threads; /* 0: 2 */
+} sw_metrics_server_opts;
+
+#define SW_METRICS_BODY_LIMIT (1u << 20)
+#define SW_METRICS_SERVER_OPTS_VERSION 1
+#define SW_METRICS_SERVER_OPTS_INIT                                            \
+    {                                                                          \
+        SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0                    \
+    }
+
+/* Starts serving. SW_EINVALID for a malformed `listen`, SW_EIO when the
+ * address cannot be bound; the message says which. */
+int sw_metrics_server_start(sw_metrics_server **out,
+                            const sw_metrics_server_opts *o);
+
+/* Answers every report not yet taken with 503 and stops. Reports taken
+ * must have been answered. Accepts NULL. */
+void sw_metrics_server_free(sw_metrics_server *s);
+
+/* The port it listens on. */
+int sw_metrics_server_port(const sw_metrics_server *s);
+
+/* The URL a run reports to; the caller frees it. */
+char *sw_metrics_server_run_url(const sw_metrics_server *s, const char *run_id);
+
+/* Readable while reports wait; sw_metrics_server_take() empties it. */
+int sw_metrics_server_fd(const sw_metrics_server *s);
+
+/* Lets `token` write to run `run_id` (replacing its earlier token), or
+ * with revoke() lets no token write to it any more. Thread-safe. */
+void sw_metrics_server_allow(sw_metrics_server *s, const char *run_id,
+                             const char *token);
+void sw_metrics_server_revoke(sw_metrics_server *s, const char *run_id);
+
+/* The reports waiting, oldest first, linked by sw_metrics_report_next().
+ * Each must be answered exactly once, by the loop's thread. */
+sw_metrics_report *sw_metrics_server_take(sw_metrics_server *s);
+
+sw_metrics_report *sw_metrics_report_next(const sw_metrics_report *r);
+/* The run it writes to, and its values (borrowed, valid until answered). */
+const char *sw_metrics_report_run(const sw_metrics_report *r);
+const sw_metric_batch *sw_metrics_report_batch(const sw_metrics_report *r);
+
+/* Answers `r` (which is no longer valid after): 200 with `stop`, or an
+ * error status with a one-line `message`. */
+void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
+                              const char *message);
+
+/* Counters, for tests and benchmarks. */
+typedef struct {
+    unsigned long long requests, accepted, refused, busy;
+} sw_metrics_server_stats;
+void sw_metrics_server_stats_get(sw_metrics_server *s,
+                                 sw_metrics_server_stats *out);
+
+#endif

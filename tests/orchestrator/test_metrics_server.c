@@ -1,0 +1,294 @@
+/*
+ * test_metrics_server.c - the metrics endpoint over real HTTP on
+ * 127.0.0.1: every answer the protocol names (docs/metrics.md), with a
+ * thread of the test standing in for the engine's loop.
+ */
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "orchestrator/metrics_server.h"
+#include "sweeps/error.h"
+
+#define TOKEN_A                                                                \
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define TOKEN_B                                                                \
+    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* The loop: answers every report 200, stop for run "r2", and keeps the
+ * values it saw. With `hold`, it takes nothing. */
+typedef struct {
+    sw_metrics_server *srv;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    volatile int quit, hold;
+    double values[64];
+    char names[64][32];
+    size_t n;
+} loop;
+
+static void *loop_main(void *arg)
+{
+    loop *l = arg;
+    struct pollfd p = {sw_metrics_server_fd(l->srv), POLLIN, 0};
+    sw_metrics_report *r, *next;
+    const sw_metric_batch *b;
+    size_t i;
+
+    while (!l->quit) {
+        if (poll(&p, 1, 20) <= 0 || l->hold)
+            continue;
+        for (r = sw_metrics_server_take(l->srv); r; r = next) {
+            next = sw_metrics_report_next(r);
+            b = sw_metrics_report_batch(r);
+            pthread_mutex_lock(&l->lock);
+            for (i = 0; i < b->len && l->n < 64; i++, l->n++) {
+                l->values[l->n] = b->items[i].value;
+                snprintf(l->names[l->n], 32, "%s", b->items[i].name);
+            }
+            pthread_mutex_unlock(&l->lock);
+            sw_metrics_report_answer(
+                r, 200, strcmp(sw_metrics_report_run(r), "r2") == 0, NULL);
+        }
+    }
+    return NULL;
+}
+
+typedef struct {
+    int status;
+    char body[4096];
+    char headers[4096];
+} answer;
+
+/* One HTTP/1.1 request on a fresh connection; the whole answer read. */
+static void http(int port, const char *method, const char *path,
+                 const char *token, const char *body, size_t body_len,
+                 answer *a)
+{
+    struct sockaddr_in sa = {0};
+    char head[1024], buf[16384], *sep;
+    size_t got = 0;
+    ssize_t n;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    snprintf(head, sizeof(head),
+             "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+             "%s%s%sContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             method, path, token ? "Authorization: Bearer " : "",
+             token ? token : "", token ? "\r\n" : "", body_len);
+    assert_true(write(fd, head, strlen(head)) == (ssize_t)strlen(head));
+    if (body_len)
+        (void)!write(fd, body, body_len); /* may be cut short by a 413 */
+    while (got < sizeof(buf) - 1 &&
+           (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fd);
+    memset(a, 0, sizeof(*a));
+    assert_int_equal(sscanf(buf, "HTTP/1.1 %d", &a->status), 1);
+    sep = strstr(buf, "\r\n\r\n");
+    assert_non_null(sep);
+    snprintf(a->headers, sizeof(a->headers), "%.*s", (int)(sep - buf), buf);
+    snprintf(a->body, sizeof(a->body), "%s", sep + 4);
+}
+
+static void post(int port, const char *run, const char *token, const char *body,
+                 answer *a)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "/v1/runs/%s/metrics", run);
+    http(port, "POST", path, token, body, strlen(body), a);
+}
+
+static int setup(void **state)
+{
+    sw_metrics_server_opts o = SW_METRICS_SERVER_OPTS_INIT;
+    loop *l = calloc(1, sizeof(*l));
+
+    o.body_limit = 4096;
+    o.run_limit = 2;
+    assert_int_equal(sw_metrics_server_start(&l->srv, &o), SW_OK);
+    sw_metrics_server_allow(l->srv, "r1", TOKEN_A);
+    sw_metrics_server_allow(l->srv, "r2", TOKEN_B);
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_create(&l->thread, NULL, loop_main, l);
+    *state = l;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    loop *l = *state;
+
+    l->quit = 1;
+    pthread_join(l->thread, NULL);
+    sw_metrics_server_free(l->srv);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+    return 0;
+}
+
+static void test_report_is_answered(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    char *url = sw_metrics_server_run_url(l->srv, "r1");
+    answer a;
+
+    assert_true(port > 0);
+    assert_non_null(strstr(url, "http://127.0.0.1:"));
+    assert_non_null(strstr(url, "/v1/runs/r1/metrics"));
+    free(url);
+    post(port, "r1", TOKEN_A, "{\"step\": 3, \"loss\": 0.41, \"acc\": 0.87}",
+         &a);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "{\"stop\": false}\n");
+    post(port, "r2", TOKEN_B, "[{\"loss\": NaN}, {\"loss\": -Infinity}]", &a);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "{\"stop\": true}\n");
+    pthread_mutex_lock(&l->lock);
+    assert_int_equal(l->n, 4);
+    assert_string_equal(l->names[0], "loss");
+    assert_true(l->values[0] == 0.41);
+    assert_true(isnan(l->values[2]));
+    assert_true(isinf(l->values[3]) && l->values[3] < 0);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_tokens(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    answer a;
+
+    post(port, "r1", NULL, "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 401);
+    post(port, "r1", "nope", "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 401);
+    post(port, "r1", TOKEN_A "x", "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 401);
+    post(port, "r2", TOKEN_A, "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 403);
+    assert_non_null(strstr(a.body, "another run"));
+    sw_metrics_server_revoke(l->srv, "r1");
+    post(port, "r1", TOKEN_A, "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 401);
+    assert_int_equal(l->n, 0); /* nothing reached the loop */
+}
+
+static void test_bad_requests(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    char big[8192];
+    answer a;
+
+    post(port, "r1", TOKEN_A, "{\"loss\": ", &a);
+    assert_int_equal(a.status, 400);
+    assert_true(strchr(a.body, '\n') == a.body + strlen(a.body) - 1);
+    post(port, "r1", TOKEN_A, "{\"loss\": \"low\"}", &a);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(a.body, "not a number"));
+    post(port, "r1", TOKEN_A, "{\"step\": -1, \"loss\": 1}", &a);
+    assert_int_equal(a.status, 400);
+    post(port, "r1", TOKEN_A, "[1, 2]", &a);
+    assert_int_equal(a.status, 400);
+    memset(big, ' ', sizeof(big));
+    memcpy(big, "{\"loss\": 1}", 11);
+    http(port, "POST", "/v1/runs/r1/metrics", TOKEN_A, big, sizeof(big), &a);
+    assert_int_equal(a.status, 413);
+    post(port, "r1/x", TOKEN_A, "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 404);
+    http(port, "POST", "/", TOKEN_A, "{}", 2, &a);
+    assert_int_equal(a.status, 404);
+    http(port, "GET", "/v1/runs/r1/metrics", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 405);
+    assert_non_null(strstr(a.headers, "Allow: POST"));
+    assert_int_equal(l->n, 0);
+}
+
+typedef struct {
+    int port;
+    const char *run, *token;
+    answer a;
+} poster;
+
+static void *post_thread(void *arg)
+{
+    poster *p = arg;
+
+    post(p->port, p->run, p->token, "{\"loss\": 2}", &p->a);
+    return NULL;
+}
+
+static void wait_accepted(sw_metrics_server *srv, unsigned long long n)
+{
+    sw_metrics_server_stats st;
+
+    do {
+        usleep(1000);
+        sw_metrics_server_stats_get(srv, &st);
+    } while (st.accepted < n);
+}
+
+/* A run with `run_limit` reports waiting gets 503 and Retry-After; the
+ * waiting ones are answered once the loop takes them. */
+static void test_flood_gets_503(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    poster p[3] = {{port, "r1", TOKEN_A, {0}},
+                   {port, "r1", TOKEN_A, {0}},
+                   {port, "r2", TOKEN_B, {0}}};
+    pthread_t t[3];
+    answer a;
+    int i;
+
+    l->hold = 1;
+    for (i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, post_thread, &p[i]);
+    wait_accepted(l->srv, 2);
+    post(port, "r1", TOKEN_A, "{\"loss\": 3}", &a);
+    assert_int_equal(a.status, 503);
+    assert_non_null(strstr(a.headers, "Retry-After: 1"));
+    pthread_create(&t[2], NULL, post_thread, &p[2]); /* another run */
+    wait_accepted(l->srv, 3);                        /* gets through */
+    l->hold = 0;
+    for (i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(p[i].a.status, 200);
+    }
+    post(port, "r1", TOKEN_A, "{\"loss\": 4}", &a);
+    assert_int_equal(a.status, 200);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_report_is_answered, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flood_gets_503, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
