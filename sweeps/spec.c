@@ -551,16 +551,85 @@ static void et_s(sw_spec__ctx *c, const sw_value *v, const char *path,
         *s = (int64_t)d;
 }
 
+/* Which keys each stopping rule takes: a bit per sw_stop_rule. */
+#define HB (1u << SW_STOP_HYPERBAND)
+#define ASHA (1u << SW_STOP_ASHA)
+#define MEDIAN (1u << SW_STOP_MEDIAN)
+
+static const struct {
+    const char *key;
+    unsigned rules;
+} et_keys[] = {
+    {"type", HB | ASHA | MEDIAN},
+    {"min_iter", HB | ASHA},
+    {"max_iter", HB | ASHA},
+    {"s", HB},
+    {"eta", HB | ASHA},
+    {"strict", HB},
+    {"warmup", MEDIAN},
+    {"min_runs", MEDIAN},
+    {"grace", HB | ASHA | MEDIAN},
+};
+
+#define N_ET_KEYS (sizeof(et_keys) / sizeof(*et_keys))
+
+/* Indexed by sw_stop_rule; NULL-terminated past the first for want_enum. */
+static const char *const rule_names[] = {"none", "hyperband", "asha", "median",
+                                         NULL};
+
+/* The keys `rule` takes, space-separated, into `b`. */
+static void et_keys_of(sw_buf *b, unsigned rules)
+{
+    size_t i;
+
+    for (i = 0; i < N_ET_KEYS; i++)
+        if (et_keys[i].rules & rules)
+            sw_buf_printf(b, "%s%s", b->len ? " " : "", et_keys[i].key);
+}
+
+/* Whether `key` is one of early_terminate's; reports it when it is not,
+ * or when the rule (known from `type`, else any) does not take it. */
+static bool et_known(sw_spec__ctx *c, const char *key, const sw_value *v,
+                     const char *path, sw_stop_rule rule)
+{
+    unsigned want = rule ? 1u << rule : HB | ASHA | MEDIAN;
+    sw_buf b = SW_BUF_INIT;
+    size_t i;
+
+    for (i = 0; i < N_ET_KEYS && strcmp(et_keys[i].key, key) != 0; i++)
+        ;
+    if (i < N_ET_KEYS && (et_keys[i].rules & want))
+        return true;
+    et_keys_of(&b, want);
+    if (i == N_ET_KEYS)
+        sw_spec__unknown_key_in(c, key, v, path, sw_buf_cstr(&b));
+    else
+        sw_spec__err(c, v, path, "%s does not take %s (its keys: %s)",
+                     rule_names[rule], key, sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    return false;
+}
+
+/* A whole number of iterations or runs, at least `lo`. */
+static void et_count(sw_spec__ctx *c, const sw_value *v, const char *path,
+                     int64_t lo, int64_t *out)
+{
+    if (sw_spec__want(c, v, path, SW_INT) && v->u.i < lo)
+        sw_spec__err(c, v, path, "must be at least %lld", (long long)lo);
+    else if (v->type == SW_INT)
+        *out = v->u.i;
+}
+
 static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
                    const char *path, void *arg)
 {
-    static const char *const types[] = {"hyperband", NULL};
     sw_early_terminate *et = &c->spec->early_terminate;
     const char *s;
 
-    (void)arg;
+    if (!et_known(c, key, v, path, *(sw_stop_rule *)arg))
+        return;
     if (strcmp(key, "type") == 0) {
-        if ((s = want_enum(c, v, path, "early_terminate type", types)))
+        if ((s = want_enum(c, v, path, "early_terminate type", rule_names + 1)))
             et->type = sw_strdup(s);
     } else if (strcmp(key, "min_iter") == 0) {
         want_schema_int(c, v, path, 1, &et->min_iter);
@@ -574,25 +643,75 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     } else if (strcmp(key, "strict") == 0) {
         if (sw_spec__want(c, v, path, SW_BOOL))
             et->strict = v->u.b;
-    } else {
-        sw_spec__unknown_key_in(c, key, v, path,
-                                "type min_iter max_iter s eta "
-                                "strict");
+    } else if (strcmp(key, "warmup") == 0) {
+        et_count(c, v, path, 0, &et->warmup);
+    } else if (strcmp(key, "min_runs") == 0) {
+        et_count(c, v, path, 1, &et->min_runs);
+    } else if (strcmp(key, "grace") == 0) {
+        if (sw_spec__want_number(c, v, path, &et->grace) && et->grace < 0)
+            sw_spec__err(c, v, path, "must be a number of seconds, at least 0");
     }
+}
+
+/* The rule `type` names, or SW_STOP_NONE when it names none. */
+static sw_stop_rule et_rule(const sw_value *type)
+{
+    sw_stop_rule r;
+
+    for (r = SW_STOP_HYPERBAND; type && type->type == SW_STR && rule_names[r];
+         r++)
+        if (strcmp(type->u.s, rule_names[r]) == 0)
+            return r;
+    return SW_STOP_NONE;
+}
+
+/* Hyperband with max_iter and s: W&B's first band is max_iter / eta,
+ * and with none (s 0, or max_iter < eta) it stops nothing. Valid for
+ * W&B, so only a warning here. */
+static void et_check_bands(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    const sw_early_terminate *et = &c->spec->early_terminate;
+
+    if (et->max_iter > 0 && et->s >= 0 &&
+        (et->s == 0 || (double)et->max_iter / et->eta < 1))
+        sw_spec__warn(c, v, path,
+                      "hyperband with max_iter %lld, s %lld and eta %g has "
+                      "no band (the first is max_iter / eta, and s counts "
+                      "them): it will stop no run",
+                      (long long)et->max_iter, (long long)et->s, et->eta);
 }
 
 static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
                                 const char *path)
 {
+    sw_early_terminate *et = &c->spec->early_terminate;
+    sw_stop_rule rule;
+
     if (!sw_spec__want(c, v, path, SW_MAP))
         return;
-    sw_spec__each_key(c, v, path, et_key, NULL);
+    rule = et_rule(sw_value_map_get(v, "type"));
+    sw_spec__each_key(c, v, path, et_key, &rule);
+    et->rule = et->type ? rule : SW_STOP_NONE;
     if (!sw_value_map_get(v, "type"))
-        sw_spec__err(c, v, path, "needs a type (hyperband)");
-    else if (!sw_value_map_get(v, "min_iter") &&
+        sw_spec__err(c, v, path, "needs a type (hyperband, asha or median)");
+    else if (rule == SW_STOP_HYPERBAND && !sw_value_map_get(v, "min_iter") &&
              !(sw_value_map_get(v, "max_iter") && sw_value_map_get(v, "s")))
         sw_spec__err(c, v, path, "hyperband needs min_iter, or max_iter and s");
+    else if (rule == SW_STOP_HYPERBAND)
+        et_check_bands(c, v, path);
+    else if (rule == SW_STOP_ASHA && !sw_value_map_get(v, "min_iter"))
+        sw_spec__err(c, v, path, "asha needs min_iter: its first rung");
+    else if (rule == SW_STOP_ASHA && et->max_iter &&
+             et->max_iter <= et->min_iter)
+        sw_spec__err(c, sw_value_map_get(v, "max_iter"),
+                     "early_terminate.max_iter",
+                     "must be greater than min_iter (%lld), the first rung",
+                     (long long)et->min_iter);
 }
+
+#undef HB
+#undef ASHA
+#undef MEDIAN
 
 /* W&B renders each token with str(), so any value is a token. */
 static void top_command(sw_spec__ctx *c, const sw_value *v, const char *path)
@@ -855,6 +974,9 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     spec->metric.goal = SW_GOAL_MINIMIZE;
     spec->early_terminate.eta = 3.0;
     spec->early_terminate.strict = true;
+    spec->early_terminate.s = -1;
+    spec->early_terminate.min_runs = SW_STOP_DEFAULT_MIN_RUNS;
+    spec->early_terminate.grace = SW_STOP_DEFAULT_GRACE;
     if (!doc || doc->type == SW_NULL) {
         sw_diags_add(diags, false, doc ? doc->line : 0, doc ? doc->col : 0,
                      NULL, "the sweep file is empty");

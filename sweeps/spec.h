@@ -82,12 +82,29 @@ typedef struct {
     char *impute_while_running;
 } sw_metric;
 
+/* The stopping rules of `early_terminate` (docs/stopping.md). */
+typedef enum {
+    SW_STOP_NONE,      /* no early_terminate */
+    SW_STOP_HYPERBAND, /* W&B's */
+    SW_STOP_ASHA,      /* extension: asynchronous successive halving */
+    SW_STOP_MEDIAN,    /* extension: the median stopping rule */
+} sw_stop_rule;
+
 typedef struct {
-    char *type; /* NULL when absent; "hyperband" */
-    int64_t min_iter, max_iter, s;
-    double eta;
-    bool strict;
+    char *type; /* NULL when absent; "hyperband", "asha" or "median" */
+    sw_stop_rule rule;
+    int64_t min_iter, max_iter; /* 0 when absent */
+    int64_t s;                  /* hyperband; -1 when absent */
+    double eta;                 /* default 3 */
+    bool strict;                /* hyperband; default true, as W&B */
+    int64_t warmup;             /* median; default 0 */
+    int64_t min_runs;           /* median; default 3 */
+    double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
+
+/* Defaults of the extension keys (docs/sweep-file.md). */
+#define SW_STOP_DEFAULT_GRACE 10.0
+#define SW_STOP_DEFAULT_MIN_RUNS 3
 
 typedef struct {
     double gpus;           /* GPUs per trial, fractional allowed; default 0 */

@@ -113,6 +113,49 @@ static void test_a_full_file(void **state)
     sw_spec_free(s);
 }
 
+/* Each stopping rule reads its own keys, with the documented defaults. */
+static void test_stopping_rules(void **state)
+{
+    const char *head = "method: grid\nmetric: {name: loss}\n"
+                       "parameters: {a: {value: 1}}\n";
+    const sw_early_terminate *et;
+    sw_spec *s;
+    char *text;
+
+    (void)state;
+    text = sw_aprintf("%searly_terminate: {type: hyperband, max_iter: 27, "
+                      "s: 2, strict: false}\n",
+                      head);
+    s = load_ok("s.yaml", text);
+    et = &s->early_terminate;
+    assert_int_equal(et->rule, SW_STOP_HYPERBAND);
+    assert_true(et->max_iter == 27 && et->s == 2 && et->min_iter == 0);
+    assert_true(et->eta == 3.0 && !et->strict && et->grace == 10.0);
+    sw_spec_free(s);
+    free(text);
+    text = sw_aprintf("%searly_terminate: {type: asha, min_iter: 2, "
+                      "eta: 4, grace: 0.5}\n",
+                      head);
+    s = load_ok("s.yaml", text);
+    et = &s->early_terminate;
+    assert_int_equal(et->rule, SW_STOP_ASHA);
+    assert_true(et->min_iter == 2 && et->max_iter == 0 && et->s == -1);
+    assert_true(et->eta == 4.0 && et->grace == 0.5);
+    sw_spec_free(s);
+    free(text);
+    text = sw_aprintf("%searly_terminate: {type: median}\n", head);
+    s = load_ok("s.yaml", text);
+    et = &s->early_terminate;
+    assert_int_equal(et->rule, SW_STOP_MEDIAN);
+    assert_true(et->warmup == 0 && et->min_runs == 3 && et->grace == 10.0);
+    sw_spec_free(s);
+    free(text);
+    s = load_ok("s.yaml", head);
+    assert_int_equal(s->early_terminate.rule, SW_STOP_NONE);
+    assert_null(s->early_terminate.type);
+    sw_spec_free(s);
+}
+
 static void test_wandb_order_and_nesting(void **state)
 {
     sw_spec *s = load_ok("s.yaml", "method: grid\n"
@@ -496,6 +539,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_full_file),
+        cmocka_unit_test(test_stopping_rules),
         cmocka_unit_test(test_wandb_order_and_nesting),
         cmocka_unit_test(test_inference_and_defaults),
         cmocka_unit_test(test_repeated_values_collapse),
