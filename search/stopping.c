@@ -344,7 +344,9 @@ static void median_record(sw_stopper *s, srun *r, double x)
         s->n_steps = t;
     }
     sorted_insert(&s->step[t - 1], x);
-    if (s->step[t - 1].len > 1)
+    /* another run is judged at t only past warmup, with min_runs others */
+    if ((int64_t)t > s->warmup &&
+        (int64_t)s->step[t - 1].len - 1 >= s->min_runs)
         s->generation++;
 }
 
