@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "sweeps/error.h"
+#include "sweeps/value.h"
 
 /* A multiset of values, kept sorted ascending. */
 typedef struct {
@@ -484,8 +485,10 @@ void sw_stopper_explain(const sw_stopper *s, int64_t run, sw_buf *out)
     }
     best = s->rule == SW_STOP_MEDIAN ||
            (s->rule == SW_STOP_HYPERBAND && !s->strict);
-    sw_buf_printf(out, "iteration %lld, %s %lld: %s %.17g, %s %.17g: %s",
-                  (long long)r->n, level[s->rule], (long long)at,
-                  best ? "best" : "value", s->sign * mine, held[s->rule],
-                  s->sign * thr, stop ? "stop" : "go on");
+    sw_buf_printf(out, "iteration %lld, %s %lld: %s ", (long long)r->n,
+                  level[s->rule], (long long)at, best ? "best" : "value");
+    sw_float_write_py(out, s->sign * mine);
+    sw_buf_printf(out, ", %s ", held[s->rule]);
+    sw_float_write_py(out, s->sign * thr);
+    sw_buf_printf(out, ": %s", stop ? "stop" : "go on");
 }

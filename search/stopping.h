@@ -67,8 +67,9 @@ size_t sw_stopper_levels(const sw_stopper *s, const int64_t **at);
  * rung. False when no run has reached it (or `i` is past the levels). */
 bool sw_stopper_threshold(const sw_stopper *s, size_t i, double *out);
 
-/* Appends one line on why `run` stops or goes on ("band 9: value 0.41,
- * threshold 0.38: stop"), for logs and `sweep show`. */
+/* Appends one line on why `run` stops or goes on ("iteration 10, band 9:
+ * value 0.41, threshold 0.38: stop"; values as Python writes them), for
+ * logs and `sweep show`. */
 void sw_stopper_explain(const sw_stopper *s, int64_t run, sw_buf *out);
 
 #endif

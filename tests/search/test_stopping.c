@@ -327,6 +327,7 @@ static void test_wandb_extensive(void **state)
 static void test_hyperband_thresholds_move(void **state)
 {
     sw_early_terminate et = hyperband(2, 0, -1, 2, true);
+    sw_buf b = SW_BUF_INIT;
     sw_stopper *s;
     uint64_t g;
 
@@ -346,6 +347,13 @@ static void test_hyperband_thresholds_move(void **state)
     assert_true(sw_stopper_should_stop(s, 1));
     assert_false(sw_stopper_should_stop(s, 2));
     assert_false(sw_stopper_should_stop(s, 3));
+    sw_stopper_explain(s, 1, &b);
+    assert_string_equal(sw_buf_cstr(&b), "iteration 2, band 2: value 5.0, "
+                                         "threshold 2.0: stop");
+    sw_buf_dispose(&b);
+    sw_stopper_explain(s, 4, &b);
+    assert_string_equal(sw_buf_cstr(&b), "no value yet: go on");
+    sw_buf_dispose(&b);
     sw_stopper_free(s);
 }
 
@@ -376,6 +384,7 @@ static void test_asha_by_hand(void **state)
         .rule = SW_STOP_ASHA, .min_iter = 1, .max_iter = 8, .eta = 2};
     static const double v1[] = {5, 3, 4, 2, 3}; /* runs 1..5 at rung 1 */
     static const bool cut1[] = {0, 0, 1, 0, 0};
+    sw_buf b = SW_BUF_INIT;
     sw_stopper *s;
     const int64_t *at;
     double thr;
@@ -393,6 +402,10 @@ static void test_asha_by_hand(void **state)
         assert_int_equal(sw_stopper_should_stop(s, i + 1), cut1[i]);
     }
     assert_false(sw_stopper_should_stop(s, 1)); /* ranked once, for good */
+    sw_stopper_explain(s, 3, &b);
+    assert_string_equal(sw_buf_cstr(&b), "iteration 1, rung 1: value 4.0, "
+                                         "cutoff 3.0: stop");
+    sw_buf_dispose(&b);
     assert_true(sw_stopper_threshold(s, 0, &thr) && thr == 3);
     /* rung 2: 4 (run 1), 1 (run 2), 2 (run 4: cutoff 1, out), 0.5 */
     sw_stopper_observe(s, 1, 4);
@@ -457,7 +470,7 @@ static void test_median_by_hand(void **state)
     assert_int_equal(sw_stopper_new(&s, &et, false), SW_OK);
     feed(s, r, 5, false);
     sw_stopper_explain(s, 102, &b);
-    assert_string_equal(sw_buf_cstr(&b), "iteration 3, iteration 3: best 10, "
+    assert_string_equal(sw_buf_cstr(&b), "iteration 3, iteration 3: best 10.0, "
                                          "median of the others 5.5: stop");
     sw_buf_dispose(&b);
     sw_stopper_explain(s, 104, &b);
