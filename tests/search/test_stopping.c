@@ -4,8 +4,10 @@
  * states and configs, and the same runs stopped; the values W&B's
  * thresholds come to, worked out by hand from its hyperband_stop_runs.
  * ASHA and the median rule against cases computed by hand (the numbers
- * are in docs/stopping.md's terms). Runs W&B marks finished are observed
- * but never asked about: only running runs are candidates.
+ * are in docs/stopping.md's terms). Hyperband and the median rule are
+ * also set against their definitions computed from whole histories, on
+ * random cases with ties. Runs W&B marks finished are observed but never
+ * asked about: only running runs are candidates.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -500,6 +502,139 @@ static void test_median_ties_and_min_runs(void **state)
     assert_int_equal(stops(&et, true, best, 2), 1u << 1);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The median rule as docs/stopping.md words it, from whole histories. */
+static bool median_naive(double h[][40], const size_t *len, size_t n,
+                         size_t run, int64_t warmup, int64_t min_runs)
+{
+    double others[16], best = INFINITY, med;
+    size_t t, o, m;
+
+    for (t = len[run]; t > (size_t)warmup; t--) {
+        for (o = 0, m = 0; o < n; o++)
+            if (o != run && len[o] >= t)
+                others[m++] = h[o][t - 1];
+        if ((int64_t)m < min_runs)
+            continue;
+        qsort(others, m, sizeof(double), cmp_double);
+        med = (others[(m - 1) / 2] + others[m / 2]) / 2;
+        for (o = 0; o < t; o++)
+            best = h[run][o] < best ? h[run][o] : best;
+        return best > med;
+    }
+    return false;
+}
+
+/* Random histories of uneven lengths, with ties: the incremental median
+ * rule answers as the definition computed from scratch. */
+static void test_median_against_definition(void **state)
+{
+    sw_early_terminate et = {.rule = SW_STOP_MEDIAN};
+    double h[16][40];
+    size_t len[16], n, i, t, round, stops = 0;
+    double level;
+    sw_stopper *s;
+    bool want;
+    sw_rng g;
+
+    (void)state;
+    sw_rng_seed(&g, 3, 0);
+    for (round = 0; round < 300; round++) {
+        n = 1 + (size_t)sw_rng_below(&g, 16);
+        et.warmup = (int64_t)sw_rng_below(&g, 4);
+        et.min_runs = 1 + (int64_t)sw_rng_below(&g, 5);
+        assert_int_equal(sw_stopper_new(&s, &et, false), SW_OK);
+        for (i = 0; i < n; i++) { /* a level per run, and noise */
+            len[i] = (size_t)sw_rng_below(&g, 40);
+            level = (double)sw_rng_below(&g, 8);
+            for (t = 0; t < len[i]; t++) {
+                h[i][t] = level + (double)sw_rng_below(&g, 3);
+                sw_stopper_observe(s, (int64_t)i, h[i][t]);
+            }
+        }
+        for (i = 0; i < n; i++) {
+            want = median_naive(h, len, n, i, et.warmup, et.min_runs);
+            assert_int_equal(sw_stopper_should_stop(s, (int64_t)i), want);
+            stops += want;
+        }
+        sw_stopper_free(s);
+    }
+    print_message("%zu runs stop\n", stops);
+    assert_true(stops > 100); /* the cases do stop runs */
+}
+
+/* Hyperband as W&B's hyperband_stop_runs computes it, from whole
+ * histories (bands given). */
+static bool hyperband_naive(double h[][40], const size_t *len, size_t n,
+                            size_t run, const int64_t *bands, size_t n_bands,
+                            double eta, bool strict)
+{
+    double vals[16], thr = 0, best = INFINITY;
+    size_t b, o, m, t;
+    int64_t closest = 0;
+
+    for (b = 0; b < n_bands && bands[b] <= (int64_t)len[run]; b++) {
+        for (o = 0, m = 0; o < n; o++)
+            if ((int64_t)len[o] >= bands[b])
+                vals[m++] = h[o][bands[b] - 1];
+        qsort(vals, m, sizeof(double), cmp_double);
+        thr = vals[(size_t)((1.0 / eta) * (double)m)];
+        closest = bands[b];
+    }
+    if (!closest)
+        return false;
+    for (t = 0; t < len[run]; t++)
+        best = h[run][t] < best ? h[run][t] : best;
+    return (strict ? h[run][closest - 1] : best) > thr;
+}
+
+static void test_hyperband_against_definition(void **state)
+{
+    static const double etas[] = {2, 3, 1.5, 2.5};
+    sw_early_terminate et;
+    double h[16][40], level;
+    size_t len[16], n, i, t, round, nb, stops = 0;
+    const int64_t *bands;
+    sw_stopper *s;
+    sw_rng g;
+    bool want;
+
+    (void)state;
+    sw_rng_seed(&g, 5, 0);
+    for (round = 0; round < 300; round++) {
+        et = hyperband(1 + (int64_t)sw_rng_below(&g, 4), 0, -1,
+                       etas[sw_rng_below(&g, 4)], sw_rng_below(&g, 2));
+        if (round % 2)
+            et = hyperband(0, 1 + (int64_t)sw_rng_below(&g, 40),
+                           (int64_t)sw_rng_below(&g, 5), et.eta, et.strict);
+        assert_int_equal(sw_stopper_new(&s, &et, false), SW_OK);
+        nb = sw_stopper_levels(s, &bands);
+        n = 1 + (size_t)sw_rng_below(&g, 16);
+        for (i = 0; i < n; i++) {
+            len[i] = (size_t)sw_rng_below(&g, 40);
+            level = (double)sw_rng_below(&g, 8);
+            for (t = 0; t < len[i]; t++) {
+                h[i][t] = level + (double)sw_rng_below(&g, 3);
+                sw_stopper_observe(s, (int64_t)i, h[i][t]);
+            }
+        }
+        for (i = 0; i < n; i++) {
+            want = hyperband_naive(h, len, n, i, bands, nb, et.eta, et.strict);
+            assert_int_equal(sw_stopper_should_stop(s, (int64_t)i), want);
+            stops += want;
+        }
+        sw_stopper_free(s);
+    }
+    print_message("%zu runs stop\n", stops);
+    assert_true(stops > 100);
+}
+
 /* The same values in the same order give the same answers, whatever
  * the rule: what `sweep resume` relies on. */
 static void test_replay_is_deterministic(void **state)
@@ -553,10 +688,12 @@ int main(void)
         cmocka_unit_test(test_wandb_extensive),
         cmocka_unit_test(test_hyperband_thresholds_move),
         cmocka_unit_test(test_hyperband_refuses_too_many_bands),
+        cmocka_unit_test(test_hyperband_against_definition),
         cmocka_unit_test(test_asha_by_hand),
         cmocka_unit_test(test_asha_maximize),
         cmocka_unit_test(test_median_by_hand),
         cmocka_unit_test(test_median_ties_and_min_runs),
+        cmocka_unit_test(test_median_against_definition),
         cmocka_unit_test(test_replay_is_deterministic),
     };
 
