@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@
 #include "sweeps/json.h"
 #include "sweeps/value.h"
 
-#define MAX_ENV 12
+#define MAX_ENV 16
 
 const char *sw_contract_home(void)
 {
@@ -46,8 +47,10 @@ char **sw_contract_env(const sw_contract *c)
     env[n++] = sw_aprintf("SWEEP_PARAMS=%s/params.json", dir);
     env[n++] = sw_aprintf("SWEEP_ATTEMPT=%lld", (long long)c->attempt);
     env[n++] = sw_aprintf("SWEEP_HOME=%s", c->home);
-    if (c->metrics_url)
+    if (c->metrics_url) {
         env[n++] = sw_aprintf("SWEEP_METRICS_URL=%s", c->metrics_url);
+        env[n++] = sw_aprintf("SWEEP_METRICS_URL_FILE=%s/metrics_url", dir);
+    }
     if (c->token)
         env[n++] = sw_aprintf("SWEEP_TOKEN=%s", c->token);
     if (c->devices)
@@ -153,4 +156,38 @@ int sw_contract_write_token(const char *run_dir, const char *token)
 
     free(path);
     return error;
+}
+
+int sw_contract_new_token(char out[SW_CONTRACT_TOKEN_LEN + 1])
+{
+    unsigned char raw[SW_CONTRACT_TOKEN_LEN / 2];
+    size_t got = 0, i;
+    ssize_t n;
+
+    while (got < sizeof(raw)) {
+        n = getrandom(raw + got, sizeof(raw) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return sw_error_set(SW_EIO, "cannot read random bytes: %s",
+                                strerror(errno));
+        got += (size_t)n;
+    }
+    for (i = 0; i < sizeof(raw); i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return SW_OK;
+}
+
+char *sw_contract_read_token(const char *run_dir)
+{
+    char *path = sw_aprintf("%s/token", run_dir);
+    char buf[SW_CONTRACT_TOKEN_LEN + 2];
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+    if (f)
+        fclose(f);
+    free(path);
+    buf[n] = '\0';
+    return n == SW_CONTRACT_TOKEN_LEN ? sw_strdup(buf) : NULL;
 }

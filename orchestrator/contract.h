@@ -7,8 +7,10 @@
  * Under the sweep home ($SWEEP_HOME, default ./.sweep) each run has a
  * folder runs/<run id>/ holding params.json, stdout.log, stderr.log, the
  * checkpoint/ folder that every attempt of the run shares, the
- * executor's status files, and `token` (mode 0600: the run's metrics
- * token never goes to the world-readable store).
+ * executor's status files, `token` (mode 0600: the attempt's metrics
+ * token never goes to the store) and `metrics_url` (where to report, read
+ * again by clients after an orchestrator restart moved the server:
+ * SWEEP_METRICS_URL_FILE).
  */
 #ifndef SW_CONTRACT_H
 #define SW_CONTRACT_H
@@ -45,6 +47,15 @@ char **sw_contract_argv(const char *argv_json);
 /* Makes the run's folder and its checkpoint/ folder and writes its
  * params.json (atomically). SW_EIO with a message naming the path. */
 int sw_contract_prepare(const char *run_dir, const char *params_json);
+
+/* A new metrics token: SW_CONTRACT_TOKEN_LEN hex digits of the OS's
+ * randomness (256 bits), NUL-terminated. SW_EIO when there is none. */
+#define SW_CONTRACT_TOKEN_LEN 64
+int sw_contract_new_token(char out[SW_CONTRACT_TOKEN_LEN + 1]);
+
+/* The token <run_dir>/token holds (the caller frees); NULL when it holds
+ * none. */
+char *sw_contract_read_token(const char *run_dir);
 
 /* Writes the run's token to <run_dir>/token, mode 0600, atomically. */
 int sw_contract_write_token(const char *run_dir, const char *token);

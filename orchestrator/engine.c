@@ -29,8 +29,10 @@
 #include "backends/executor.h"
 #include "orchestrator/contract.h"
 #include "orchestrator/engine_internal.h"
+#include "orchestrator/metrics_server.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"
+#include "search/stopping.h"
 #include "sweeps/command.h"
 
 static int stopped_by; /* the signal that interrupted the last sweep */
@@ -99,6 +101,9 @@ void sw_engine__dispose(sw_engine *e)
     for (i = 0; i < e->n_tells; i++)
         sw_trial_dispose(&e->tells[i].trial);
     free(e->tells);
+    sw_metrics_server_free(e->server); /* answers what still waits: 503 */
+    sw_stopper_free(e->stopper);
+    free(e->listen);
     sw_executor_free(e->ex);
     sw_provenance_free(e->prov);
     sw_search_free(e->search);
@@ -252,6 +257,8 @@ static int start(sw_engine *e, const sw_engine_opts *o)
 {
     int error = sw_engine__setup(e, o);
 
+    e->serve = true;
+    e->listen = o->listen ? sw_strdup(o->listen) : NULL;
     return error ? error : sw_engine__run_uv(e);
 }
 
@@ -341,6 +348,12 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     int error;
 
     memset(&e, 0, sizeof(e));
+    /* first, so a sweep whose server cannot listen is never made */
+    if ((error = sw_engine__start_server(&e, o->listen)) != SW_OK) {
+        fprintf(stderr, "sweep run: %s\n", sw_error_last());
+        sw_engine__dispose(&e);
+        return error;
+    }
     error = sw_engine__prepare_run(&e, path, o);
     if (!error)
         error = start(&e, o);

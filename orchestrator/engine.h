@@ -25,12 +25,15 @@ typedef struct {
                              sweep, the recorded one on resume */
     char *const *command; /* `sweep run FILE -- COMMAND...`: replaces the
                              file's command (NULL-terminated); NULL: none */
+    const char *listen;   /* the metrics server's ADDR:PORT; NULL:
+                             127.0.0.1 on a free port */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 3
+#define SW_ENGINE_OPTS_VERSION 4
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
-        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL  \
+        SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
+            NULL                                                               \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

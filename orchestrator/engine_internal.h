@@ -21,11 +21,14 @@
 
 #include "backends/executor.h"
 #include "orchestrator/clock.h"
+#include "orchestrator/metrics.h"
 #include "orchestrator/engine.h"
 #include "orchestrator/store.h"
 #include "search/search.h"
 
 typedef struct sw_provenance sw_provenance;
+typedef struct sw_metrics_server sw_metrics_server;
+typedef struct sw_stopper sw_stopper;
 typedef struct sw_engine sw_engine;
 
 /* A piece of slow work: run() on a worker thread (it must touch only
@@ -71,6 +74,13 @@ typedef struct {
     bool long_metrics; /* that line is a @metrics line */
     bool warned_long;  /* warned about a long plain line */
     bool warned_names; /* warned about refused metric names */
+    /* reports.c: the attempt's metrics token (NULL: none), whether it
+     * reported over HTTP, and the stopping rule's verdict */
+    char *token;
+    bool http;
+    bool value_changed; /* by the reports being committed */
+    bool stop;          /* the rule stopped it: every answer says so */
+    double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -126,7 +136,12 @@ struct sw_engine {
     const sw_clock *clock;
     sw_engine_host host;
     sw_sweep_rec sweep;
-    sw_provenance *prov; /* git provenance; NULL outside a repository */
+    sw_provenance *prov;       /* git provenance; NULL outside a repository */
+    sw_metrics_server *server; /* NULL: trials report on stdout only */
+    sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
+    uint64_t stop_generation;  /* the stopper's, at the last full check */
+    bool serve;                /* start the metrics server at begin() */
+    char *listen;              /* its address; NULL: 127.0.0.1, any port */
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
@@ -229,6 +244,26 @@ int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end);
 int sw_engine__restore(sw_engine *e);
 bool sw_engine__was_lost(const sw_run_rec *r);
 bool sw_engine__has_lost_runs(sw_engine *e);
+
+/* reports.c: the metrics server and the stopping rule.
+ *   - start_server() starts the server for `listen` (NULL: 127.0.0.1 on a
+ *     free port, or the port the adopted attempts last reported to);
+ *   - make_stopper() builds the rule, from the store's history on resume;
+ *   - serve() commits every waiting report in one transaction and
+ *     answers each;
+ *   - observed() feeds a slot's committed values of the sweep's metric to
+ *     the rule and decides; grant() and revoke() a slot's token. */
+int sw_engine__start_server(sw_engine *e, const char *listen);
+int sw_engine__make_stopper(sw_engine *e);
+int sw_engine__serve(sw_engine *e);
+void sw_engine__observed(sw_engine *e, sw_slot *s, const sw_metric_batch *b);
+void sw_engine__grant(sw_engine *e, sw_slot *s);
+void sw_engine__revoke(sw_engine *e, sw_slot *s);
+/* The URL the trial in `s` reports to (the caller frees); NULL without a
+ * server. */
+char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);
+/* lifecycle.c, for reports.c */
+sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -87,12 +87,13 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
         e->slots[i] = e->slots[--e->n_slots];
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
+    free(s->token);
     if (s->out_fd >= 0)
         close(s->out_fd);
     free(s);
 }
 
-static sw_slot *find_slot(const sw_engine *e, const char *key)
+sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
 {
     size_t i;
 
@@ -265,8 +266,9 @@ static char **launch_argv(const char *argv_json)
  * failed start, recorded as any failed attempt is. */
 static int request_launch(sw_engine *e, sw_slot *s)
 {
+    char *url = sw_engine__metrics_url(e, s);
     sw_contract c = {e->home, e->sweep.id, s->rec.id, s->rec.attempts,
-                     NULL,    NULL,        NULL};
+                     url,     s->token,    NULL};
     char **argv = launch_argv(s->rec.argv), **env = sw_contract_env(&c);
     char *out = sw_aprintf("%s/stdout.log", s->run_dir);
     char *err = sw_aprintf("%s/stderr.log", s->run_dir);
@@ -283,10 +285,12 @@ static int request_launch(sw_engine *e, sw_slot *s)
 
     s->phase = SW_SLOT_LAUNCHING;
     s->launched_at = now_mono(e);
+    sw_engine__grant(e, s);
     if (error)
         error = finish(e, s, NULL, END_START_FAILED, sw_error_last());
     sw_command_free(argv);
     sw_command_free(env);
+    free(url);
     free(out);
     free(err);
     return error;
@@ -320,6 +324,29 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     return request_launch(e, s);
 }
 
+/* On a worker thread: the next attempt's metrics token, and where it
+ * reports (the server's address never changes while it runs). */
+static int new_token(const sw_engine *e, sw_slot *s)
+{
+    char token[SW_CONTRACT_TOKEN_LEN + 1], *url, *path;
+    int error;
+
+    free(s->token);
+    s->token = NULL;
+    if (!e->server)
+        return SW_OK;
+    if ((error = sw_contract_new_token(token)) != SW_OK ||
+        (error = sw_contract_write_token(s->run_dir, token)) != SW_OK)
+        return error;
+    s->token = sw_strdup(token);
+    url = sw_engine__metrics_url(e, s);
+    path = sw_aprintf("%s/metrics_url", s->run_dir);
+    error = sw_contract_write_file(path, url);
+    free(path);
+    free(url);
+    return error;
+}
+
 /* On a worker thread: the run's folder for its next attempt (the last
  * attempt's status files put aside, checkpoint/, params.json) and the
  * code it starts with. File creation is slow work: tens of microseconds
@@ -332,6 +359,8 @@ static void capture_run(sw_engine_work *w)
     archive_attempt(s);
     sw_provenance_run(c->e, &s->rec); /* can't fail */
     c->error = sw_contract_prepare(s->run_dir, s->rec.params);
+    if (!c->error)
+        c->error = new_token(c->e, s);
     c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
 }
 
@@ -520,7 +549,12 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     s->rec.has_exit = how == END_EXITED && x->exited;
     s->rec.exit_code = s->rec.has_exit ? x->exit_code : 0;
     s->rec.signal = how == END_EXITED && !x->exited ? x->signal : 0;
-    if (s->why && !timeout) {
+    sw_engine__revoke(e, s);
+    if (s->stop && !timeout) {
+        s->rec.state = SW_RUN_STOPPED;
+        set_str(&s->rec.reason, "stopped early by the stopping rule");
+        e->stopped++;
+    } else if (s->why && !timeout) {
         s->rec.state = SW_RUN_CANCELED;
         set_str(&s->rec.reason, s->why);
         e->canceled++;
@@ -537,7 +571,8 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
         return sw_engine__fatal(e, error);
     sw_engine__report_end(e, s);
-    if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED)
+    if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
+        s->rec.state == SW_RUN_STOPPED)
         sw_engine__tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
         sw_engine__enqueue(e, &s->rec);
@@ -582,7 +617,7 @@ static int not_started(sw_engine *e, sw_slot *s)
 
 static int on_event(sw_engine *e, const sw_job_event *ev)
 {
-    sw_slot *s = find_slot(e, ev->key);
+    sw_slot *s = sw_engine__find_slot(e, ev->key);
 
     if (!s) {
         fprintf(stderr, "sweep: the executor spoke of an unknown job %s\n",
@@ -661,6 +696,8 @@ static void enforce_deadlines(sw_engine *e)
             continue;
         if (s->deadline && now >= s->deadline && !s->why)
             cancel(e, s, "timeout", false);
+        else if (s->stop_at && now >= s->stop_at && !s->why)
+            cancel(e, s, "stopped", false);
         else if (s->force_at && now >= s->force_at)
             cancel(e, s, s->why, true);
     }
@@ -773,15 +810,24 @@ static void tail_all(sw_engine *e)
 
 int sw_engine__begin(sw_engine *e)
 {
+    int error;
+
     e->t0 = now_mono(e);
     e->last_tail = e->t0;
     sw_engine__read_size(e);
-    return e->resuming ? sw_engine__fatal(e, sw_engine__restore(e)) : SW_OK;
+    error = sw_engine__make_stopper(e);
+    if (!error && e->resuming)
+        error = sw_engine__restore(e);
+    if (!error && e->serve && !e->server)
+        error = sw_engine__start_server(e, e->listen);
+    return sw_engine__fatal(e, error);
 }
 
 /* Does everything that is due now. */
 int sw_engine__pump(sw_engine *e)
 {
+    /* reports first: one queued before its attempt ended still finds it */
+    sw_engine__serve(e);
     run_finished_work(e);
     if (!e->result) {
         on_interrupts(e);
@@ -821,6 +867,7 @@ double sw_engine__next_wake(sw_engine *e)
         if (s->phase != SW_SLOT_RUNNING)
             continue;
         consider(&w, s->why ? 0 : s->deadline);
+        consider(&w, s->why ? 0 : s->stop_at);
         consider(&w, s->killed ? 0 : s->force_at);
         consider(&w, e->last_tail + TAIL_S);
         if (!s->proven && e->done == 0 && !sw_engine__stopping(e) &&

@@ -2,14 +2,15 @@
  * metrics_server.c - the metrics endpoint on libmicrohttpd: the only file
  * that includes <microhttpd.h>.
  *
- * libmicrohttpd's threads read each request, check its path, method,
- * size and token, and parse its body. A good one becomes a report: its
- * connection is suspended, the report joins a bounded queue, and an
- * eventfd wakes the engine's loop. The loop takes the whole queue,
- * commits it in one transaction, and answers each report; the answer
- * resumes the connection and goes out. So nothing slow stands between a
- * report and its answer but the commit itself, and a 200 is only ever
- * sent for committed values.
+ * libmicrohttpd runs a thread per connection: it reads each request,
+ * checks its path, method, size and token, and parses its body. A good
+ * one becomes a report: it joins a bounded queue, an eventfd wakes the
+ * engine's loop (when the queue was empty), and the connection's thread
+ * waits. The loop takes the whole queue, commits it in one transaction,
+ * answers each report and wakes the waiting threads once for all, and
+ * each sends its answer. So nothing slow stands between a report and its
+ * answer but the commit itself, a 200 is only ever sent for committed
+ * values, and the loop's cost per report is a few stores in memory.
  *
  * Tokens are compared in constant time against every run's. The queue is
  * bounded overall and per run, so a flood from one trial gets 503 with
@@ -67,7 +68,8 @@ struct sw_metrics_server {
     char *base; /* "http://host:port" */
     int efd;
     size_t body_limit, queue_limit, run_limit;
-    pthread_mutex_t lock; /* the grants, the queue, the counters */
+    pthread_mutex_t lock;    /* the grants, the queue, answers, counters */
+    pthread_cond_t answered; /* some waiting report was answered */
     grant *grants;
     size_t n_grants, cap_grants;
     sw_metrics_report *head, *tail;
@@ -249,8 +251,10 @@ static void wake_loop(sw_metrics_server *s)
         ;
 }
 
-/* Queues a parsed report for the loop: 0, or 401/403/503. */
-static int enqueue(sw_metrics_server *s, sw_metrics_report *r)
+/* Queues a parsed report for the loop: 0, or 401/403/503. *wake says
+ * whether the queue was empty: only then must the loop be woken, since
+ * sw_metrics_server_take() takes all of it. */
+static int enqueue(sw_metrics_server *s, sw_metrics_report *r, bool *wake)
 {
     grant *g = NULL;
     int status;
@@ -263,6 +267,7 @@ static int enqueue(sw_metrics_server *s, sw_metrics_report *r)
         g->pending++;
         s->queued++;
         r->phase = REQ_WAITING;
+        *wake = s->head == NULL;
         if (s->tail)
             s->tail->next = r;
         else
@@ -290,11 +295,21 @@ static const char *why(int status)
     return "error";
 }
 
+/* Waits (on the connection's own thread) for the loop's answer. */
+static void await_answer(sw_metrics_server *s, sw_metrics_report *r)
+{
+    pthread_mutex_lock(&s->lock);
+    while (r->phase != REQ_ANSWERED)
+        pthread_cond_wait(&s->answered, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* A whole request has arrived: answer what is wrong with it, or hand it
- * to the loop and suspend its connection until the loop answers. */
+ * to the loop and wait for the loop's answer. */
 static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
                              const char *url, const char *method)
 {
+    bool wake = false;
     int status;
 
     if (!run_of(url, r->run))
@@ -315,11 +330,12 @@ static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
         pthread_mutex_unlock(&s->lock);
         return respond(r->conn, MHD_HTTP_BAD_REQUEST, false, sw_error_last());
     }
-    if ((status = enqueue(s, r)) != 0)
+    if ((status = enqueue(s, r, &wake)) != 0)
         return respond(r->conn, status, false, why(status));
-    MHD_suspend_connection(r->conn);
-    wake_loop(s);
-    return MHD_YES;
+    if (wake)
+        wake_loop(s);
+    await_answer(s, r);
+    return respond(r->conn, r->status, r->stop, r->message);
 }
 
 static void take_body(sw_metrics_server *s, sw_metrics_report *r,
@@ -375,8 +391,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *size = 0;
         return MHD_YES;
     }
-    if (r->phase == REQ_ANSWERED)
-        return respond(c, r->status, r->stop, r->message);
     return route(s, r, url, method);
 }
 
@@ -435,18 +449,25 @@ void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
                               const char *message)
 {
     sw_metrics_server *s = r->srv;
+    char *copy = message ? sw_strdup(message) : NULL;
     grant *g;
 
     pthread_mutex_lock(&s->lock);
     if ((g = by_run(s, r->run)) && g->pending > 0)
         g->pending--;
-    pthread_mutex_unlock(&s->lock);
     r->status = status;
     r->stop = stop;
-    r->message = message ? sw_strdup(message) : NULL;
-    r->phase = REQ_ANSWERED;
+    r->message = copy;
     r->next = NULL;
-    MHD_resume_connection(r->conn); /* r belongs to MHD's thread again */
+    r->phase = REQ_ANSWERED; /* r belongs to its connection again */
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sw_metrics_server_flush(sw_metrics_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->answered);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- starting and stopping ------------------------------------------ */
@@ -516,18 +537,20 @@ static void set_port(struct sockaddr_storage *a, int port)
         ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
 }
 
+/* A thread each: past this many connections at once, new ones are
+ * refused (the clients retry). */
 static struct MHD_Daemon *start_daemon(sw_metrics_server *s,
                                        struct sockaddr_storage *a,
-                                       unsigned int threads)
+                                       unsigned int max_connections)
 {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                         MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
+                         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
 
     if (a->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)a, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        (struct sockaddr *)a, MHD_OPTION_CONNECTION_LIMIT, max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_END);
 }
@@ -544,11 +567,11 @@ static int bind_daemon(sw_metrics_server *s, const sw_metrics_server_opts *o)
         return error;
     if (!o->listen && o->prefer_port > 0) {
         set_port(&a, o->prefer_port);
-        s->daemon = start_daemon(s, &a, o->threads ? o->threads : 2);
+        s->daemon = start_daemon(s, &a, o->max_connections);
         set_port(&a, 0);
     }
     if (!s->daemon)
-        s->daemon = start_daemon(s, &a, o->threads ? o->threads : 2);
+        s->daemon = start_daemon(s, &a, o->max_connections);
     if (!s->daemon)
         return sw_error_set(SW_EIO, "metrics server: cannot listen on %s",
                             o->listen ? o->listen : "127.0.0.1");
@@ -566,9 +589,14 @@ int sw_metrics_server_start(sw_metrics_server **out,
                             const sw_metrics_server_opts *o)
 {
     sw_metrics_server *s = sw_calloc(1, sizeof(*s));
+    sw_metrics_server_opts o2;
     int error;
 
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->answered, NULL);
+    o2 = *o;
+    o2.max_connections = o->max_connections ? o->max_connections : 1024;
+    o = &o2;
     s->body_limit = o->body_limit ? o->body_limit : SW_METRICS_BODY_LIMIT;
     s->queue_limit = o->queue_limit ? o->queue_limit : 4096;
     s->run_limit = o->run_limit ? o->run_limit : 64;
@@ -598,6 +626,7 @@ void sw_metrics_server_free(sw_metrics_server *s)
         sw_metrics_report_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, false,
                                  "sweep is stopping; retry");
     }
+    sw_metrics_server_flush(s);
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
     for (i = 0; i < s->n_grants; i++) {
@@ -609,6 +638,7 @@ void sw_metrics_server_free(sw_metrics_server *s)
     if (s->efd >= 0)
         close(s->efd);
     pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->answered);
     free(s);
 }
 

@@ -23,13 +23,13 @@ typedef struct sw_metrics_report sw_metrics_report;
 
 typedef struct {
     unsigned int version;
-    const char *listen;   /* "ADDR:PORT" (PORT 0: any); NULL: 127.0.0.1:0 */
-    int prefer_port;      /* without `listen`: tried first (a resumed sweep's
-                             old port, so its trials find it again); 0: none */
-    size_t body_limit;    /* bytes; 0: SW_METRICS_BODY_LIMIT */
-    size_t queue_limit;   /* reports waiting for the loop; 0: 4096 */
-    size_t run_limit;     /* of those, from one run; 0: 64 */
-    unsigned int threads; /* 0: 2 */
+    const char *listen; /* "ADDR:PORT" (PORT 0: any); NULL: 127.0.0.1:0 */
+    int prefer_port;    /* without `listen`: tried first (a resumed sweep's
+                           old port, so its trials find it again); 0: none */
+    size_t body_limit;  /* bytes; 0: SW_METRICS_BODY_LIMIT */
+    size_t queue_limit; /* reports waiting for the loop; 0: 4096 */
+    size_t run_limit;   /* of those, from one run; 0: 64 */
+    unsigned int max_connections; /* open at once; 0: 1024 */
 } sw_metrics_server_opts;
 
 #define SW_METRICS_BODY_LIMIT (1u << 20)
@@ -73,9 +73,11 @@ const char *sw_metrics_report_run(const sw_metrics_report *r);
 const sw_metric_batch *sw_metrics_report_batch(const sw_metrics_report *r);
 
 /* Answers `r` (which is no longer valid after): 200 with `stop`, or an
- * error status with a one-line `message`. */
+ * error status with a one-line `message`. The answer goes out at the
+ * next flush(), which wakes every answered report's connection at once. */
 void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
                               const char *message);
+void sw_metrics_server_flush(sw_metrics_server *s);
 
 /* Counters, for tests and benchmarks. */
 typedef struct {

@@ -180,9 +180,10 @@ int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
             take(e, s, pos, (size_t)len, at_end && pos + len >= st.st_size, &b);
         if (used > 0)
             error = record_metrics(e, s, &b, used);
-        if (b.len) {
+        if (b.len && !error) {
             s->proven = true; /* it got as far as reporting */
             sw_engine__note_value(e, &s->rec);
+            sw_engine__observed(e, s, &b);
         }
         sw_metric_batch_dispose(&b);
         if (used == 0 && !s->long_scan)

@@ -1,8 +1,9 @@
 /*
  * progress.c - what a person sees while a sweep runs: on a terminal one
  * status line redrawn in place (finished, running, pending, failed, the
- * best value, the time); elsewhere one plain line per ended run, and the
- * status line once at the end. --quiet leaves only that last line.
+ * runs stopped early, the best value, the time); elsewhere one plain line per
+ * ended run, and the status line once at the end. --quiet leaves only that last
+ * line.
  */
 #include <stdio.h>
 
@@ -61,6 +62,8 @@ void sw_engine__progress(sw_engine *e, bool final)
     printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
            sw_engine__count(e, SW_SLOT_RUNNING));
     print_pending(e);
+    if (e->stopped)
+        printf(", %zu stopped early", e->stopped);
     printf(", %zu failed", e->failed);
     if (e->canceled)
         printf(", %zu canceled", e->canceled);

@@ -133,6 +133,11 @@ int sw_store_count_runs(sw_store *st, const char *sweep_id,
 /* Records one metric value of a run (step < 0: none). */
 int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
                         const char *name, double value, double time);
+/* The same, unless the run already has a value of `name` at `step` (a
+ * report sent again because its answer was lost): 1 when recorded, 0
+ * when it was already there, or the error. */
+int sw_store_put_metric_once(sw_store *st, const char *run_id, int64_t step,
+                             const char *name, double value, double time);
 
 /* The last value of each metric of run `run_id`: `fn` is called once per
  * name, in the order the names were first reported, with has_value false
@@ -142,6 +147,15 @@ typedef int (*sw_store_metric_fn)(void *ctx, const char *name, bool has_value,
                                   double value);
 int sw_store_last_metrics(sw_store *st, const char *run_id,
                           sw_store_metric_fn fn, void *ctx);
+
+/* Every value of metric `name` of the sweep's runs, in the order they
+ * were recorded: `fn` gets the run's idx and the value (NaN for one
+ * stored as NULL). A non-zero answer of `fn` stops the walk and is
+ * returned as is. */
+typedef int (*sw_store_history_fn)(void *ctx, int64_t idx, double value);
+int sw_store_metric_history(sw_store *st, const char *sweep_id,
+                            const char *name, sw_store_history_fn fn,
+                            void *ctx);
 
 /* The limits of one sw_store_query (docs/cli.md): the time it may run
  * by default, and the most memory one string or blob may take. */

@@ -33,6 +33,7 @@ enum {
     Q_GET_RUN,
     Q_LIST_RUNS,
     Q_PUT_METRIC,
+    Q_PUT_METRIC_ONCE,
     Q_COUNT_RUNS,
     Q_LAST_METRICS,
     Q_COUNT

@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "orchestrator/engine_internal.h"
+#include "orchestrator/metrics_server.h"
 
 typedef struct {
     sw_engine *e;
@@ -28,6 +29,7 @@ typedef struct {
     uv_signal_t sigint, sigterm;
     uv_poll_t *poll; /* on the executor's descriptor; NULL: none */
     int poll_fd;
+    uv_poll_t *reports; /* on the metrics server's; NULL: none */
     bool closing;
     uv_timer_t probe; /* with e->probe: the 1 ms timer */
     uint64_t probe_due;
@@ -186,10 +188,31 @@ static void watch_executor(driver *d)
     uv_poll_start(d->poll, UV_READABLE | UV_DISCONNECT, on_poll);
 }
 
+/* Watches the metrics server's descriptor, once it runs. */
+static void watch_server(driver *d)
+{
+    if (d->reports || !d->e->server)
+        return;
+    d->reports = sw_calloc(1, sizeof(*d->reports));
+    d->reports->data = d;
+    if (uv_poll_init(&d->loop, d->reports,
+                     sw_metrics_server_fd(d->e->server)) != 0) {
+        free(d->reports);
+        d->reports = NULL;
+        return;
+    }
+    uv_poll_start(d->reports, UV_READABLE, on_poll);
+}
+
 static void close_all(driver *d)
 {
     d->closing = true;
     stop_poll(d);
+    if (d->reports) {
+        uv_poll_stop(d->reports);
+        uv_close((uv_handle_t *)d->reports, free_handle);
+        d->reports = NULL;
+    }
     uv_close((uv_handle_t *)&d->timer, NULL);
     uv_close((uv_handle_t *)&d->sigint, NULL);
     uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -235,6 +258,7 @@ static void step(driver *d)
         return;
     }
     watch_executor(d);
+    watch_server(d);
     wake = sw_engine__next_wake(d->e);
     if (wake <= 0) {
         uv_timer_stop(&d->timer);

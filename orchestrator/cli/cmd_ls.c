@@ -22,7 +22,7 @@ static sw_value *str_or_null(const char *s)
 static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
 {
     int64_t counts[SW_RUN_N_STATES], runs = 0;
-    sw_value *row[7];
+    sw_value *row[8];
     int error = sw_store_count_runs(st, s->id, counts);
 
     if (error)
@@ -35,15 +35,16 @@ static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
     row[3] = sw_value_str(s->method);
     row[4] = sw_value_int(runs);
     row[5] = sw_value_int(counts[SW_RUN_FINISHED]);
-    row[6] = sw_value_int(counts[SW_RUN_FAILED]);
+    row[6] = sw_value_int(counts[SW_RUN_STOPPED]);
+    row[7] = sw_value_int(counts[SW_RUN_FAILED]);
     sw_table_add(t, row);
     return SW_OK;
 }
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
 {
-    static const char *const cols[] = {"id",   "name",     "state", "method",
-                                       "runs", "finished", "failed"};
+    static const char *const cols[] = {"id",   "name",     "state",   "method",
+                                       "runs", "finished", "stopped", "failed"};
     sw_sweep_rec *s = NULL;
     size_t n = 0, i;
     sw_table t;
@@ -51,7 +52,7 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
 
     if (error)
         return error;
-    sw_table_init(&t, 7, cols);
+    sw_table_init(&t, 8, cols);
     for (i = 0; i < n; i++) {
         if (!error)
             error = add_sweep(&t, st, &s[i]);

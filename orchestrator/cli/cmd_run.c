@@ -11,7 +11,7 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--backend local] [--quiet] [-- COMMAND...]\n\n"
+    "[--backend local] [--listen ADDR:PORT] [--quiet] [-- COMMAND...]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
     "(default: the file's `parallel`, else 1), on the backend named (default:\n"
     "local, processes of this machine). Every run is recorded in\n"
@@ -21,10 +21,13 @@ static const char run_help[] =
     "-- COMMAND... replaces the file's command (for files with neither\n"
     "`program` nor `command`, written for wandb.agent(function=...)): the\n"
     "words as given, then the run's parameters as --name=value, unless a\n"
-    "word is a ${macro}.\n";
+    "word is a ${macro}.\n\n"
+    "--listen ADDR:PORT is where trials report metrics over HTTP (default:\n"
+    "127.0.0.1 on a free port; 0.0.0.0:PORT for trials on other machines).\n";
 
 static const char resume_help[] =
-    "usage: sweep resume [SWEEP] [--parallel N] [--quiet]\n\n"
+    "usage: sweep resume [SWEEP] [--parallel N] [--listen ADDR:PORT] "
+    "[--quiet]\n\n"
     "Continues SWEEP (id, id prefix or name; default: the latest) on the\n"
     "backend it was started on: trials\n"
     "still running are re-adopted, lost ones rerun from their checkpoint\n"
@@ -39,6 +42,7 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
         {"seed", required_argument, NULL, 's'},
         {"name", required_argument, NULL, 'n'},
         {"backend", required_argument, NULL, 'b'},
+        {"listen", required_argument, NULL, 'l'},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
@@ -67,6 +71,8 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
             o->name = optarg;
         } else if (c == 'b' && strcmp(cmd, "run") == 0) {
             o->backend = optarg;
+        } else if (c == 'l') {
+            o->listen = optarg;
         } else if (c == 'q') {
             o->quiet = true;
         } else {

@@ -13,3 +13,13 @@ add_dependencies(test_cli_provenance sweep)
 add_test(NAME cli.provenance COMMAND test_cli_provenance)
 set_tests_properties(cli.provenance PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>")
+
+# Live metrics and early stopping through the real binary: trials post
+# scripted curves over HTTP (Debian's python3, standard library only).
+add_executable(test_cli_metrics cli/test_metrics.c cli/harness.c)
+target_link_libraries(test_cli_metrics PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_metrics PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_metrics sweep)
+add_test(NAME cli.metrics COMMAND test_cli_metrics)
+set_tests_properties(cli.metrics PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")

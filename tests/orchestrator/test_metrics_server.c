@@ -62,6 +62,7 @@ static void *loop_main(void *arg)
             sw_metrics_report_answer(
                 r, 200, strcmp(sw_metrics_report_run(r), "r2") == 0, NULL);
         }
+        sw_metrics_server_flush(l->srv);
     }
     return NULL;
 }

@@ -225,14 +225,14 @@ static void test_create_and_reopen(void **state)
     char *before = q(f->st, schema);
     sw_store *r;
 
-    assert_string_equal(before, "metrics,metrics_run_name_step,runs,"
+    assert_string_equal(before, "metrics,metrics_run_step,runs,"
                                 "sqlite_autoindex_runs_1,"
                                 "sqlite_autoindex_runs_2,"
                                 "sqlite_autoindex_sweeps_1,sweeps,"
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 5);
+    assert_int_equal(user_version(f->path), 6);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1110,6 +1110,9 @@ static void test_migration_3_keeps_running_jobs(void **state)
              "ALTER TABLE sweeps DROP COLUMN command;"
              "ALTER TABLE runs DROP COLUMN job;"
              "ALTER TABLE runs DROP COLUMN lost;"
+             "DROP INDEX metrics_run_step;"
+             "CREATE INDEX metrics_run_name_step ON metrics"
+             " (run_id, name, step);"
              "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
              "ALTER TABLE runs ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0;"
              "INSERT INTO runs (id, sweep_id, idx, cell, params, argv, state,"
