@@ -78,6 +78,7 @@ typedef struct {
     int cancel;      /* the signal a cancel asked for before the start */
     bool timed;      /* A_SEEKING: `deadline` is set (first process()) */
     double deadline;
+    double next_look; /* A_RUNNING, not ours: when to look for its end */
 } attempt;
 
 typedef struct {
@@ -455,16 +456,21 @@ static void pump(local *lx)
 
 /* Empties the event pipe (its bytes only wake us); EOF: the supervisor
  * has died. */
-static void drain_events(local *lx)
+/* Empties the pipe; true when it said some attempt ended (a byte each),
+ * or that the supervisor is gone. */
+static bool drain_events(local *lx)
 {
     char sink[256];
+    bool ended = false;
     ssize_t n;
 
-    do
+    do {
         n = read(lx->events, sink, sizeof(sink));
-    while (n > 0 || (n < 0 && errno == EINTR));
+        ended = ended || n > 0;
+    } while (n > 0 || (n < 0 && errno == EINTR));
     if (n == 0)
         lose_supervisor(lx);
+    return ended || n == 0;
 }
 
 /* ---- launch() ---- */
@@ -705,9 +711,14 @@ static double local_next_wake(sw_executor *ex)
     return w;
 }
 
+/* Looks for the ends of running attempts: those our supervisor watches
+ * only when its pipe said one ended (the engine calls process() on every
+ * wake, and a look costs two files an attempt), the others every
+ * WATCH_POLL. */
 static int local_process(sw_executor *ex, double now)
 {
     local *lx = (local *)ex;
+    bool ended = false;
     size_t i;
 
     lx->now = now;
@@ -715,7 +726,7 @@ static int local_process(sw_executor *ex, double now)
     if (lx->sock >= 0)
         pump(lx);
     if (lx->events >= 0)
-        drain_events(lx);
+        ended = drain_events(lx);
     for (i = 0; i < lx->n; i++) {
         attempt *a = lx->all[i];
 
@@ -723,10 +734,13 @@ static int local_process(sw_executor *ex, double now)
             a->timed = true;
             a->deadline = now + SEEK_GRACE;
         }
-        if (a->state == A_SEEKING)
+        if (a->state == A_SEEKING) {
             seek(lx, a);
-        else if (a->state == A_RUNNING)
+        } else if (a->state == A_RUNNING &&
+                   (a->ours ? ended : now >= a->next_look)) {
+            a->next_look = now + WATCH_POLL;
             check_end(lx, a);
+        }
     }
     sweep(lx);
     return SW_OK;
