@@ -509,7 +509,7 @@ static int configure(sw_store *st)
     }
     error = exec(st,
                  "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-                 " PRAGMA trusted_schema = OFF",
+                 " PRAGMA trusted_schema = OFF; PRAGMA cache_size = -65536",
                  "open");
     sqlite3_wal_hook(st->db, on_wal, st);
 done:
