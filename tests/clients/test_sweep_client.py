@@ -139,6 +139,21 @@ class Delivery(Base):
         self.assertIn("3 report(s) not delivered", self.err.getvalue())
 
 
+    @unittest.skipUnless(hasattr(os, "fork"), "needs fork")
+    def test_a_forked_child_does_not_resend_the_parents_values(self):
+        c = self.client()
+        self.server.down()
+        c.report(step=1, loss=1.0)
+        pid = os.fork()
+        if pid == 0:  # the child: an empty queue, no thread yet
+            os._exit(0 if not c._queue and not c._inflight and
+                     c._thread is None else 1)
+        self.assertEqual(os.waitpid(pid, 0)[1], 0)
+        self.server.up()
+        self.assertTrue(c.flush(30))
+        self.assertEqual(self.server.values("loss"), [1.0])
+
+
 class Batching(Base):
     server_args = {"max_body": 2000}
 
