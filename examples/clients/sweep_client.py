@@ -436,7 +436,7 @@ class Client(object):
             return 0
         self._down = True
         self._requeue_locked()
-        if status == 503:
+        if status in (429, 503):
             ra = _retry_after(header)
             if ra is not None:
                 return ra + self._rng.uniform(0, 0.1 + 0.1 * ra)

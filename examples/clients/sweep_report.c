@@ -288,44 +288,65 @@ static int push(char *json)
 
 /* ---- the URL ---------------------------------------------------------- */
 
-/* Parses http://HOST[:PORT][/PATH] into st.host, st.port, st.path. */
+/* Splits the authority h..end into host and port; 0 when both are good. */
+static int split_authority(const char *h, const char *end, char *host,
+                           char *port)
+{
+    const char *colon, *close;
+    size_t n;
+    long v;
+
+    if (*h == '[') { /* [IPv6] */
+        close = memchr(h, ']', (size_t)(end - h));
+        if (!close || (close + 1 != end && close[1] != ':'))
+            return -1;
+        colon = close + 1 != end ? close + 1 : NULL;
+        h++;
+        n = (size_t)(close - h);
+    } else {
+        colon = memchr(h, ':', (size_t)(end - h));
+        n = (size_t)((colon ? colon : end) - h);
+    }
+    if (n == 0 || n >= 256)
+        return -1;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    n = colon ? (size_t)(end - colon - 1) : 2;
+    if (n == 0 || n > 5 || (colon && strspn(colon + 1, "0123456789") < n))
+        return -1;
+    memcpy(port, colon ? colon + 1 : "80", n);
+    port[n] = '\0';
+    v = strtol(port, NULL, 10);
+    return v >= 1 && v <= 65535 ? 0 : -1;
+}
+
+/* Parses http://HOST[:PORT][/PATH] into st.host, st.port and st.path;
+ * on failure they are left as they were. */
 static int parse_url(const char *url)
 {
-    const char *h, *end, *colon;
-    size_t n;
+    char host[sizeof(st.host)], port[sizeof(st.port)], *path;
+    const char *h = url + 7, *end;
 
     if (strncasecmp(url, "http://", 7) != 0) {
         set_error("%s: only http:// URLs are supported", url);
         return SWEEP_REPORT_ECONFIG;
     }
-    h = url + 7;
-    end = h + strcspn(h, "/?");
-    if (*h == '[') { /* [IPv6] */
-        const char *close = memchr(h, ']', (size_t)(end - h));
-        if (!close)
-            goto bad;
-        colon = close[1] == ':' ? close + 1 : NULL;
-        h++, n = (size_t)(close - h);
-    } else {
-        colon = memchr(h, ':', (size_t)(end - h));
-        n = (size_t)((colon ? colon : end) - h);
+    end = h + strcspn(h, "/?#");
+    if (split_authority(h, end, host, port) != 0 || *end == '#') {
+        set_error("%s: not a URL of the form http://HOST:PORT/PATH", url);
+        return SWEEP_REPORT_ECONFIG;
     }
-    if (n == 0 || n >= sizeof(st.host))
-        goto bad;
-    memcpy(st.host, h, n);
-    st.host[n] = '\0';
-    n = colon ? (size_t)(end - colon - 1) : 2;
-    if (n == 0 || n >= sizeof(st.port) ||
-        (colon && strspn(colon + 1, "0123456789") < n))
-        goto bad;
-    memcpy(st.port, colon ? colon + 1 : "80", n);
-    st.port[n] = '\0';
+    path = malloc(strlen(end) + 2);
+    if (!path) {
+        set_error("out of memory");
+        return SWEEP_REPORT_ENOMEM;
+    }
+    snprintf(path, strlen(end) + 2, "%s%s", *end == '/' ? "" : "/", end);
     free(st.path);
-    st.path = strdup(*end ? end : "/");
-    return st.path ? 0 : SWEEP_REPORT_ENOMEM;
-bad:
-    set_error("%s: not a URL of the form http://HOST:PORT/PATH", url);
-    return SWEEP_REPORT_ECONFIG;
+    st.path = path;
+    memcpy(st.host, host, sizeof(host));
+    memcpy(st.port, port, sizeof(port));
+    return 0;
 }
 
 /* The first line of the URL file, or NULL. */
@@ -651,7 +672,7 @@ static int settle(const answer *a, size_t n, size_t body_len)
         a->status == 405)
         return give_up(a);
     set_error("%s answered %d %s", st.url, a->status, a->msg);
-    backoff(a->status == 503 ? a->retry_after : -1);
+    backoff(a->status == 503 || a->status == 429 ? a->retry_after : -1);
     return 0;
 }
 
@@ -740,8 +761,6 @@ int sweep_report_flush(double timeout_s)
 
 void sweep_report_finish(double timeout_s)
 {
-    size_t i;
-
     if (st.len > 0)
         deliver(now() + timeout_s);
     if (st.len > 0) {
@@ -751,8 +770,6 @@ void sweep_report_finish(double timeout_s)
                 st.len, st.url ? st.url : "(no URL)");
         drop(st.len, 1);
     }
-    for (i = 0; i < st.len; i++)
-        free(st.queue[st.head + i]);
     free(st.queue);
     free(st.url);
     free(st.token);

@@ -174,6 +174,23 @@ class CClient(unittest.TestCase):
         self.assertEqual(r.rcs(), [-4])
         self.assertEqual(metrics_lines(r.out), [{"step": 1, "loss": 1}])
 
+    def test_urls(self):
+        port = self.server.port
+        for url in ("http://h:99999/x", "http://[::1/x", "http://:80/x",
+                    "ftp://h/x", "http://h:8a/x", "http://h:/x"):
+            r = self.probe(["1:loss=1"], SWEEP_METRICS_URL=url,
+                           SWEEP_METRICS_URL_FILE=None)
+            self.assertEqual(r.rcs(), [-4], url)
+        r = self.probe(["1:loss=1"], SWEEP_METRICS_URL_FILE=None,
+                       SWEEP_METRICS_URL="http://127.0.0.1:%d" % port)
+        self.assertEqual(r.rcs(), [-4])
+        self.assertIn("answered 404", r.err)
+        r = self.probe(["1:loss=2"], SWEEP_METRICS_URL_FILE=None,
+                       SWEEP_METRICS_URL="HTTP://localhost:%d/v1/metrics"
+                       % port)
+        self.assertEqual(r.rcs(), [0])
+        self.assertEqual(self.server.values("loss"), [2.0])
+
     def test_exit_writes_what_is_undelivered_to_stdout(self):
         self.server.down()
         r = self.probe(["budget:0", "1:loss=1", "2:loss=2"],
