@@ -37,7 +37,7 @@
 
 #define MAX_BODY (1u << 20)    /* the server's documented limit */
 #define MAX_KEPT (64u << 20)   /* bytes kept before the oldest spill */
-#define IO_TIMEOUT 10.0        /* seconds to wait for an answer */
+#define IO_FLOOR 2.0           /* seconds an answer may take past the budget */
 #define MAX_BACKOFF 10.0       /* longest pause between attempts */
 #define ANSWER_MAX (64u << 10) /* bytes of an answer read at most */
 #define CONNECT_FAILED (-1)    /* post(): no answer at all */
@@ -566,12 +566,14 @@ static void parse_answer(const char *text, answer *a)
     }
 }
 
-/* POSTs `body`; fills `a` and returns 0, or CONNECT_FAILED (errno set). */
-static int post(const buf *body, double connect_deadline, answer *a)
+/* POSTs `body`; fills `a` and returns 0, or CONNECT_FAILED (errno set).
+ * Past `deadline`, it still gives the connection 0.2 s and the answer
+ * IO_FLOOR: a server that is slow, not gone, should not see its answer
+ * cut off and the report sent twice. */
+static int post(const buf *body, double deadline, answer *a)
 {
     buf req = {0}, in = {0};
     int fd, rc = CONNECT_FAILED, saved, v6 = strchr(st.host, ':') != NULL;
-    double deadline;
 
     if (buf_printf(&req,
                    "POST %s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
@@ -584,9 +586,10 @@ static int post(const buf *body, double connect_deadline, answer *a)
         errno = ENOMEM;
         goto done;
     }
-    if ((fd = dial(connect_deadline)) < 0)
+    if ((fd = dial(deadline > now() + 0.2 ? deadline : now() + 0.2)) < 0)
         goto done;
-    deadline = now() + IO_TIMEOUT;
+    if (deadline < now() + IO_FLOOR)
+        deadline = now() + IO_FLOOR;
     if (send_all(fd, req.data, req.len, deadline) == 0 &&
         read_all(fd, &in, deadline) == 0 && in.len > 0) {
         parse_answer(in.data, a);
@@ -710,7 +713,7 @@ static int deliver(double deadline)
             result = SWEEP_REPORT_ENOMEM;
             break;
         }
-        rc = post(&body, deadline > now() ? deadline : now() + 0.1, &a);
+        rc = post(&body, deadline, &a);
         if (rc == CONNECT_FAILED) {
             set_error("cannot reach %s: %s", st.url, strerror(errno));
             if (!url_moved())

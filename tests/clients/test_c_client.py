@@ -131,6 +131,13 @@ class CClient(unittest.TestCase):
         self.assertEqual(self.server.statuses, [503, 503, 200])
         self.assertEqual(self.server.values("loss"), [1.0])
 
+    def test_a_hung_server_holds_a_report_only_briefly(self):
+        self.server.delay = 4
+        r = self.probe(["budget:0", "1:loss=1"], SWEEP_FLUSH_TIMEOUT="0")
+        self.assertEqual(r.rcs(), [0, -2])
+        self.assertLess(r.calls[1][2], 3000)
+        self.assertEqual(metrics_lines(r.out), [{"step": 1, "loss": 1}])
+
     def test_a_413_splits_the_batch(self):
         self.server.max_body = 600
         self.server.down()

@@ -120,6 +120,15 @@ class Delivery(Base):
         self.assertEqual(self.server.statuses, [503, 503, 200])
         self.assertEqual(self.server.values("loss"), [1.0])
 
+    def test_a_slow_answer_holds_report_at_most_wait(self):
+        self.server.delay = 2
+        c = self.client(wait=0.3)
+        t = time.monotonic()
+        self.assertFalse(c.report(step=1, loss=1.0))
+        self.assertLess(time.monotonic() - t, 1.5)
+        self.assertTrue(c.flush(30))
+        self.assertEqual(self.server.values("loss"), [1.0])
+
     def test_flush_gives_up_after_its_timeout(self):
         c = self.client()
         self.server.down()
