@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sweeps/gpus.h"
 #include "sweeps/spec_internal.h"
 #include "sweeps/yaml11.h"
 
@@ -775,70 +776,91 @@ static void top_seed(sw_spec__ctx *c, const sw_value *v, const char *path)
     }
 }
 
-/* "10GB", "512 MiB", "1.5g": megabytes, in binary units as nvidia-smi
- * counts them (10GB = 10240 MB). */
-static bool parse_memory(const char *s, double *mb)
-{
-    static const struct {
-        const char *unit;
-        double mb;
-    } units[] = {{"", 1},         {"m", 1},       {"mb", 1},
-                 {"mib", 1},      {"g", 1024},    {"gb", 1024},
-                 {"gib", 1024},   {"t", 1048576}, {"tb", 1048576},
-                 {"tib", 1048576}};
-    char *end;
-    double x;
-    size_t i;
-
-    if (!((*s >= '0' && *s <= '9') || *s == '.'))
-        return false;
-    x = strtod(s, &end);
-    while (*end == ' ')
-        end++;
-    for (i = 0; i < sizeof(units) / sizeof(*units); i++) {
-        if (strcasecmp(end, units[i].unit) == 0) {
-            *mb = x * units[i].mb;
-            return true;
-        }
-    }
-    return false;
-}
-
+/* "40GiB", "512 MiB", "1.5g", a number of MiB, or `auto` (learned from
+ * the first trial): in binary units, as nvidia-smi counts them. */
 static void gpu_memory(sw_spec__ctx *c, const sw_value *v, const char *path)
 {
+    sw_resources *r = &c->spec->resources;
     double mb = 0;
 
+    if (v->type == SW_STR && strcmp(v->u.s, "auto") == 0) {
+        r->gpu_memory_auto = true;
+        return;
+    }
     if (v->type == SW_STR) {
-        if (!parse_memory(v->u.s, &mb)) {
+        if (!sw_gpus_parse_size(v->u.s, true, &mb)) {
             sw_spec__err(c, v, path,
-                         "must be a size such as 10GB or 512MB, or a "
-                         "number of MB");
+                         "must be a size such as 40GiB or 512MiB, a "
+                         "number of MiB, or auto, not '%s'",
+                         v->u.s);
             return;
         }
     } else if (!sw_spec__want_number(c, v, path, &mb)) {
         return;
     }
     if (!(mb >= 0 && mb < 9e15)) {
-        sw_spec__err(c, v, path, "must be a size of at least 0 MB");
+        sw_spec__err(c, v, path, "must be a size of at least 0 MiB");
         return;
     }
-    c->spec->resources.gpu_memory_mb = (int64_t)ceil(mb);
+    r->gpu_memory_mb = (int64_t)ceil(mb);
+}
+
+/* A fraction of one GPU (shared), or a whole number of GPUs. */
+static void gpus_count(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    sw_resources *r = &c->spec->resources;
+
+    if (!sw_spec__want_number(c, v, path, &r->gpus))
+        return;
+    if (!(r->gpus >= 0 && r->gpus <= SW_GPUS_MAX))
+        sw_spec__err(c, v, path, "must be from 0 to %d", SW_GPUS_MAX);
+    else if (r->gpus > 1 && r->gpus != floor(r->gpus))
+        sw_spec__err(c, v, path,
+                     "must be a fraction of one GPU (below 1) or a whole "
+                     "number of GPUs, not %g",
+                     r->gpus);
+    else
+        r->has_gpus = true;
 }
 
 static void resources_key(sw_spec__ctx *c, const char *key, const sw_value *v,
                           const char *path, void *arg)
 {
-    sw_resources *r = &c->spec->resources;
-
     (void)arg;
-    if (strcmp(key, "gpus") == 0) {
-        if (sw_spec__want_number(c, v, path, &r->gpus) && r->gpus < 0)
-            sw_spec__err(c, v, path, "must be at least 0");
-    } else if (strcmp(key, "gpu_memory") == 0) {
+    if (strcmp(key, "gpus") == 0)
+        gpus_count(c, v, path);
+    else if (strcmp(key, "gpu_memory") == 0)
         gpu_memory(c, v, path);
-    } else {
+    else
         sw_spec__unknown_key_in(c, key, v, path, "gpus gpu_memory");
+}
+
+/* The GPUs of the machine, declared (docs/gpus.md): a count, `none`, or
+ * a richer declaration such as 2x80GiB,80GiB:mig=3g.40gb+3g.40gb. */
+static void top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    sw_gpu_inventory inv;
+    char *text;
+
+    if (v->type == SW_INT && v->u.i >= 0)
+        text = sw_aprintf("%lld", (long long)v->u.i);
+    else if (v->type == SW_STR)
+        text = sw_strdup(v->u.s);
+    else {
+        sw_spec__err(c, v, path,
+                     "must be a count of GPUs, none, or a declaration "
+                     "such as 2x80GiB");
+        return;
     }
+    sw_gpus_init(&inv);
+    if (sw_gpus_declare(&inv, text) != SW_OK) {
+        sw_spec__err(c, v, path, "%s", sw_error_last());
+        free(text);
+    } else {
+        free(c->spec->gpus);
+        c->spec->gpus = text;
+    }
+    sw_gpus_dispose(&inv);
 }
 
 static void top_resources(sw_spec__ctx *c, const sw_value *v, const char *path)
@@ -876,6 +898,7 @@ static const struct {
     {"timeout", top_timeout},
     {"seed", top_seed},
     {"resources", top_resources},
+    {"gpus", top_gpus},
     {"code", top_code},
 };
 
@@ -1046,5 +1069,6 @@ void sw_spec_free(sw_spec *spec)
     free(spec->metric.impute);
     free(spec->metric.impute_while_running);
     free(spec->early_terminate.type);
+    free(spec->gpus);
     free(spec);
 }

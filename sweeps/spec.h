@@ -106,9 +106,13 @@ typedef struct {
 #define SW_STOP_DEFAULT_GRACE 10.0
 #define SW_STOP_DEFAULT_MIN_RUNS 3
 
+/* What one trial asks for (docs/gpus.md). Without `gpus` and without
+ * memory, a trial on a machine with GPUs gets one whole device. */
 typedef struct {
-    double gpus;           /* GPUs per trial, fractional allowed; default 0 */
-    int64_t gpu_memory_mb; /* 0: no requirement */
+    bool has_gpus;         /* `gpus` was given */
+    double gpus;           /* a fraction below 1 (shared), or whole GPUs */
+    int64_t gpu_memory_mb; /* per device, in MiB; 0: no requirement */
+    bool gpu_memory_auto;  /* `gpu_memory: auto`: learned from a trial */
 } sw_resources;
 
 typedef struct {
@@ -132,6 +136,7 @@ typedef struct {
     bool has_seed;
     uint64_t seed;
     sw_resources resources;
+    char *gpus; /* NULL, or the declared GPUs (`gpus:`, sweeps/gpus.h) */
     bool code_snapshot; /* `code: snapshot`: trials run from a checkout of
                            the sweep's code, not the work tree */
 } sw_spec;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
+#include "sweeps/gpus.h"
 
 static void put_num(sw_buf *b, const char *label, double x)
 {
@@ -87,6 +88,27 @@ static void describe_size(sw_buf *b, const sw_spec *spec)
     sw_buf_putc(b, '\n');
 }
 
+/* What each trial asks for, and the GPUs the file declares. */
+static void describe_gpus(sw_buf *b, const sw_spec *spec)
+{
+    const sw_resources *r = &spec->resources;
+
+    if (r->has_gpus || r->gpu_memory_mb || r->gpu_memory_auto) {
+        sw_buf_puts(b, "resources:");
+        if (r->has_gpus)
+            sw_buf_printf(b, " gpus %g", r->gpus);
+        if (r->gpu_memory_auto)
+            sw_buf_puts(b, " gpu_memory auto");
+        else if (r->gpu_memory_mb) {
+            sw_buf_puts(b, " gpu_memory ");
+            sw_gpus_put_size(b, (uint64_t)r->gpu_memory_mb << 20);
+        }
+        sw_buf_putc(b, '\n');
+    }
+    if (spec->gpus)
+        sw_buf_printf(b, "gpus: %s (declared)\n", spec->gpus);
+}
+
 void sw_cli_describe(FILE *out, const sw_spec *spec)
 {
     sw_buf b = SW_BUF_INIT;
@@ -105,6 +127,7 @@ void sw_cli_describe(FILE *out, const sw_spec *spec)
     for (i = 0; i < spec->n_params; i++)
         describe_param(&b, &spec->params[i], width);
     describe_size(&b, spec);
+    describe_gpus(&b, spec);
     fputs(sw_buf_cstr(&b), out);
     sw_buf_dispose(&b);
 }
