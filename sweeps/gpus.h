@@ -33,6 +33,7 @@ typedef struct {
     char *uuid;           /* "GPU-..." or "MIG-..."; NULL when declared */
     char *name;           /* "NVIDIA H200", "3g.40gb"; NULL when unknown */
     unsigned slices;      /* GPU-instance slices of a MIG slice; 0 if whole */
+    int instance;         /* a MIG slice's GPU-instance id; -1: unknown */
     uint64_t total_bytes; /* 0: unknown */
     uint64_t used_bytes;
     int util; /* -1: unknown (NVML reports none for MIG slices) */
