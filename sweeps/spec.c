@@ -865,8 +865,15 @@ static void top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path)
 
 static void top_resources(sw_spec__ctx *c, const sw_value *v, const char *path)
 {
-    if (sw_spec__want(c, v, path, SW_MAP))
-        sw_spec__each_key(c, v, path, resources_key, NULL);
+    const sw_resources *r = &c->spec->resources;
+
+    if (!sw_spec__want(c, v, path, SW_MAP))
+        return;
+    sw_spec__each_key(c, v, path, resources_key, NULL);
+    if (r->has_gpus && r->gpus == 0 && (r->gpu_memory_mb || r->gpu_memory_auto))
+        sw_spec__err(c, v, path,
+                     "gpu_memory needs gpus above 0 (gpus: 0 runs trials "
+                     "without a GPU)");
 }
 
 static const struct {

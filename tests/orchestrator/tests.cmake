@@ -11,3 +11,5 @@ target_include_directories(test_orchestrator_engine PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/orchestrator)
 # The metrics endpoint over real HTTP on 127.0.0.1.
 sw_test(orchestrator metrics_server sw_engine)
+# The GPU packing policy, on plain data; search/ only for its seeded rng.
+sw_test(orchestrator packing sw_packing sw_search)
