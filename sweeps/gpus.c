@@ -260,6 +260,11 @@ static int parse_group_size(const char *s, const char *group, uint64_t *out)
 {
     double mib;
 
+    if (!*s)
+        return sw_error_set(SW_EINVALID,
+                            "'%s': a memory size such as 80GiB goes after "
+                            "'x'",
+                            group);
     if (!sw_gpus_parse_size(s, false, &mib) || mib < 1)
         return sw_error_set(SW_EINVALID,
                             "'%s': '%s' is neither a count of GPUs nor a "
@@ -338,6 +343,7 @@ static void add_group(sw_gpu_inventory *inv, const decl_group *g)
         gpu.mig = g->mig;
         dev.gpu = sw_gpus_add_gpu(inv, &gpu);
         dev.util = -1;
+        dev.instance = -1;
         if (!g->mig) {
             dev.mig = -1;
             dev.total_bytes = g->bytes;

@@ -24,6 +24,8 @@ static const sw_cli_command commands[] = {
      "the best runs by the sweep's metric"},
     {"query", sw_cmd_query, "SQL [--json|--csv]",
      "read-only SQL over the store"},
+    {"gpus", sw_cmd_gpus, "[FILE] [--gpus SPEC] [--json]",
+     "the GPUs and MIG slices sweep sees, and what a sweep fits on them"},
     {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
      "the exact code a run started with, and how to run it again"},
 };

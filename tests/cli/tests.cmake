@@ -23,3 +23,12 @@ add_dependencies(test_cli_metrics sweep)
 add_test(NAME cli.metrics COMMAND test_cli_metrics)
 set_tests_properties(cli.metrics PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# `sweep gpus` with the fake NVML (tests/backends/tests.cmake builds it).
+add_executable(test_cli_gpus cli/test_gpus.c cli/harness.c)
+target_link_libraries(test_cli_gpus PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_gpus PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_gpus sweep fake_nvml)
+add_test(NAME cli.gpus COMMAND test_cli_gpus)
+set_tests_properties(cli.gpus PROPERTIES LABELS cli TIMEOUT 120
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>")

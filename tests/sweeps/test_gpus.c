@@ -121,7 +121,7 @@ static void test_declare_refused(void **state)
         {"", "empty part"},
         {"2,,2", "empty part"},
         {"lots", "neither a count"},
-        {"2x", "neither a count"},
+        {"2x", "goes after 'x'"},
         {"x80GiB", "before 'x'"},
         {"0x80GiB", "before 'x'"},
         {"1.5", "neither a count"},
