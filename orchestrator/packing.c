@@ -46,6 +46,23 @@ void sw_pack_devices_from(sw_pack_device *out, const sw_gpu_inventory *inv)
     }
 }
 
+void sw_pack_cuda_devices(sw_buf *out, const sw_gpu_inventory *inv,
+                          const sw_pack_grant *g)
+{
+    size_t i;
+
+    for (i = 0; i < g->n; i++) {
+        const sw_gpu_device *d = &inv->devices[g->devices[i]];
+
+        if (i)
+            sw_buf_putc(out, ',');
+        if (d->uuid)
+            sw_buf_puts(out, d->uuid);
+        else
+            sw_buf_printf(out, "%u", inv->gpus[d->gpu].index);
+    }
+}
+
 /* The share `r` holds on `d`: its fraction, or its memory over the
  * device's (a whole device when that is unknown). */
 static uint32_t share_on(const sw_pack_device *d, const sw_pack_request *r)

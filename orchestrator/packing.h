@@ -77,6 +77,12 @@ bool sw_pack_request_make(sw_pack_request *out, const sw_resources *r,
  * others' (the caller subtracts its own trials'), nothing held. */
 void sw_pack_devices_from(sw_pack_device *out, const sw_gpu_inventory *inv);
 
+/* Appends the CUDA_VISIBLE_DEVICES value that gives a trial grant `g`
+ * on `inv`'s devices: each device's UUID (MIG-... for a slice), or its
+ * GPU's index when it has none (declared), comma-separated. */
+void sw_pack_cuda_devices(sw_buf *out, const sw_gpu_inventory *inv,
+                          const sw_pack_grant *g);
+
 /* Chooses devices for `r` now, the best fit among the devices not
  * `blocked` (NULL: none is); fills *grant when it returns PLACED.
  * Changes nothing. */

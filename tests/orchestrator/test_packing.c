@@ -217,6 +217,40 @@ static void test_mig_mixed(void **state)
     sw_buf_dispose(&why);
 }
 
+/* From an inventory to devices, and from a grant to what the trial sees:
+ * UUIDs where known (a MIG slice's), indices where declared. */
+static void test_from_inventory(void **state)
+{
+    sw_gpu_inventory inv;
+    sw_pack_device d[8];
+    sw_pack_grant g = {0};
+    sw_buf b = SW_BUF_INIT;
+
+    (void)state;
+    sw_gpus_init(&inv);
+    assert_int_equal(sw_gpus_declare(&inv, "2x80GiB,80GiB:mig=3g.40gb+3g.40gb"),
+                     SW_OK);
+    inv.devices[1].used_bytes = 5 * GIB;
+    free(inv.devices[3].uuid);
+    inv.devices[3].uuid = sw_strdup("MIG-0f1e");
+    sw_pack_devices_from(d, &inv);
+    assert_int_equal(d[1].others_bytes, 5 * GIB);
+    assert_true(!d[0].mig && d[2].mig && d[3].mig);
+    assert_int_equal(d[2].total_bytes, 40 * GIB);
+    g.n = 2;
+    g.devices[0] = 1;
+    g.devices[1] = 0;
+    sw_pack_cuda_devices(&b, &inv, &g);
+    assert_string_equal(sw_buf_cstr(&b), "1,0");
+    g.n = 1;
+    g.devices[0] = 3;
+    sw_buf_puts(&b, "|");
+    sw_pack_cuda_devices(&b, &inv, &g);
+    assert_string_equal(sw_buf_cstr(&b), "1,0|MIG-0f1e");
+    sw_buf_dispose(&b);
+    sw_gpus_dispose(&inv);
+}
+
 static void test_no_gpus(void **state)
 {
     sw_pack_request r = whole(1, 0);
@@ -542,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_memory_only),
         cmocka_unit_test(test_multi_gpu),
         cmocka_unit_test(test_mig_mixed),
+        cmocka_unit_test(test_from_inventory),
         cmocka_unit_test(test_no_gpus),
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_not_starved),
