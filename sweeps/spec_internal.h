@@ -3,10 +3,10 @@
  *
  * spec.c checks the top level of a sweep file and owns the validation
  * context: where each value was written and how a problem is reported
- * there. params.c checks `parameters` with the same context and helpers.
- * Only those two files include this; the loader's side of the validator
- * stays in spec.h. Every helper that checks a value reports its own
- * problem, once, located at the value's key.
+ * there. params.c checks `parameters`, spec_gpus.c `resources` and `gpus`,
+ * with the same context and helpers. Only those files include this; the
+ * loader's side of the validator stays in spec.h. Every helper that checks a
+ * value reports its own problem, once, located at the value's key.
  */
 #ifndef SW_SPEC_INTERNAL_H
 #define SW_SPEC_INTERNAL_H
@@ -85,6 +85,10 @@ void sw_spec__unknown_key_in(sw_spec__ctx *c, const char *key,
  * c->spec->params in document order (params.c). */
 void sw_spec__top_parameters(sw_spec__ctx *c, const sw_value *v,
                              const char *path);
+/* Checks the top-level `resources` and `gpus` (spec_gpus.c). */
+void sw_spec__top_resources(sw_spec__ctx *c, const sw_value *v,
+                            const char *path);
+void sw_spec__top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path);
 /* qsort order of sw_param, W&B's: keys sorted at every level, depth
  * first. */
 int sw_spec__param_cmp(const void *a, const void *b);
