@@ -34,6 +34,18 @@ bool sw_pack_request_make(sw_pack_request *out, const sw_resources *r,
     return true;
 }
 
+uint64_t sw_pack_auto_bytes(uint64_t learned, uint64_t peak)
+{
+    const uint64_t mib = 1 << 20, step = 256 * mib;
+    uint64_t margin = peak / 10 > 512 * mib ? peak / 10 : 512 * mib;
+    uint64_t want;
+
+    if (peak > UINT64_MAX - margin - step)
+        return UINT64_MAX;
+    want = (peak + margin + step - 1) / step * step;
+    return want > learned ? want : learned;
+}
+
 void sw_pack_devices_from(sw_pack_device *out, const sw_gpu_inventory *inv)
 {
     size_t i;

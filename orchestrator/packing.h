@@ -73,6 +73,13 @@ typedef enum {
 bool sw_pack_request_make(sw_pack_request *out, const sw_resources *r,
                           uint64_t bytes);
 
+/* `gpu_memory: auto`: the memory to pack by, once a trial was seen to
+ * peak at `peak` bytes (NVML's per-process accounting) and `learned`
+ * was the figure so far (0: none): the larger of the two, the peak with
+ * a margin of 10% (at least 512 MiB), rounded up to 256 MiB. A trial
+ * seen using more than `learned` raises it; nothing lowers it. */
+uint64_t sw_pack_auto_bytes(uint64_t learned, uint64_t peak);
+
 /* One device per inventory device: its memory, the memory in use as the
  * others' (the caller subtracts its own trials'), nothing held. */
 void sw_pack_devices_from(sw_pack_device *out, const sw_gpu_inventory *inv);

@@ -86,6 +86,23 @@ static void test_request_make(void **state)
     assert_true(r.count == 0 && r.bytes == 3 * GIB);
 }
 
+static void test_auto_bytes(void **state)
+{
+    const uint64_t mib = 1 << 20;
+
+    (void)state;
+    /* a 1 GiB peak: 512 MiB margin, 1.5 GiB */
+    assert_int_equal(sw_pack_auto_bytes(0, GIB), GIB + 512 * mib);
+    /* 10% above 5 GiB: 20 GiB gives 22; 21 GiB 23.1, rounded up */
+    assert_int_equal(sw_pack_auto_bytes(0, 20 * GIB), 22 * GIB);
+    assert_int_equal(sw_pack_auto_bytes(0, 21 * GIB), 23 * GIB + 256 * mib);
+    /* nothing lowers what was learned; a larger peak raises it */
+    assert_int_equal(sw_pack_auto_bytes(22 * GIB, GIB), 22 * GIB);
+    assert_int_equal(sw_pack_auto_bytes(2 * GIB, 3 * GIB), 3 * GIB + 512 * mib);
+    assert_int_equal(sw_pack_auto_bytes(0, 0), 512 * mib);
+    assert_int_equal(sw_pack_auto_bytes(0, UINT64_MAX - 1), UINT64_MAX);
+}
+
 /* Whole devices go where the most memory is free: others' 60 GiB on
  * device 0 sends the first trial to device 1. */
 static void test_whole(void **state)
@@ -570,6 +587,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_request_make),
+        cmocka_unit_test(test_auto_bytes),
         cmocka_unit_test(test_whole),
         cmocka_unit_test(test_half_and_quarter),
         cmocka_unit_test(test_share_and_memory),
