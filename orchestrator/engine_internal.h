@@ -251,12 +251,15 @@ bool sw_engine__has_lost_runs(sw_engine *e);
  *   - make_stopper() builds the rule, from the store's history on resume;
  *   - serve() commits every waiting report in one transaction and
  *     answers each;
- *   - observed() feeds a slot's committed values of the sweep's metric to
- *     the rule and decides; grant() and revoke() a slot's token. */
+ *   - observe() shows the rule a new value of the sweep's metric from the
+ *     slot's run (as it is stored: a failed commit ends the sweep), and
+ *     decide() asks it about that run, and about the others when a line
+ *     moved; grant() and revoke() a slot's token. */
 int sw_engine__start_server(sw_engine *e, const char *listen);
 int sw_engine__make_stopper(sw_engine *e);
 int sw_engine__serve(sw_engine *e);
-void sw_engine__observed(sw_engine *e, sw_slot *s, const sw_metric_batch *b);
+void sw_engine__observe(sw_engine *e, sw_slot *s, double value);
+void sw_engine__decide(sw_engine *e, sw_slot *s);
 void sw_engine__grant(sw_engine *e, sw_slot *s);
 void sw_engine__revoke(sw_engine *e, sw_slot *s);
 /* The URL the trial in `s` reports to (the caller frees); NULL without a

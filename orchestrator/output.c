@@ -74,36 +74,42 @@ static void warn_long(sw_engine *e, sw_slot *s, int64_t len)
 }
 
 /* Records a batch and the offset it was read up to in one transaction;
- * on failure neither the store nor the slot has moved. */
+ * on failure neither the store nor the slot has moved (but the stopping
+ * rule may have seen values: a failed commit ends the sweep). A value
+ * of a metric at a step the run already has (sent over HTTP, then spilled
+ * to stdout by a client at exit) is not stored again. */
 static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
                           size_t consumed)
 {
     double now = sw_clock_wall(e->clock);
     const char *name = e->spec->metric.name;
+    const sw_metric_point *p;
     sw_run_rec before = s->rec;
     size_t i;
-    int error = sw_store_begin(e->st);
+    int rc = sw_store_begin(e->st);
 
-    for (i = 0; !error && i < b->len; i++) {
-        error = sw_store_put_metric(e->st, s->rec.id, b->items[i].step,
-                                    b->items[i].name, b->items[i].value, now);
-        if (name && strcmp(name, b->items[i].name) == 0) {
+    for (i = 0; rc >= 0 && i < b->len; i++) {
+        p = &b->items[i];
+        rc = sw_store_put_metric_once(e->st, s->rec.id, p->step, p->name,
+                                      p->value, now);
+        if (rc == 1 && name && strcmp(name, p->name) == 0) {
             s->rec.has_value = true;
-            s->rec.value = b->items[i].value;
+            s->rec.value = p->value;
+            sw_engine__observe(e, s, p->value);
         }
     }
     s->rec.stdout_offset += (int64_t)consumed;
-    if (!error)
-        error = sw_store_update_run(e->st, &s->rec);
-    if (!error)
-        error = sw_store_commit(e->st);
-    if (error) {
+    if (rc >= 0)
+        rc = sw_store_update_run(e->st, &s->rec);
+    if (rc >= 0)
+        rc = sw_store_commit(e->st);
+    if (rc < 0) {
         sw_store_rollback(e->st);
         s->rec.stdout_offset = before.stdout_offset;
         s->rec.has_value = before.has_value;
         s->rec.value = before.value;
     }
-    return error;
+    return rc < 0 ? rc : SW_OK;
 }
 
 /* The trial's stdout, opened once per slot; false while it has none. */
@@ -183,7 +189,7 @@ int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
         if (b.len && !error) {
             s->proven = true; /* it got as far as reporting */
             sw_engine__note_value(e, &s->rec);
-            sw_engine__observed(e, s, &b);
+            sw_engine__decide(e, s);
         }
         sw_metric_batch_dispose(&b);
         if (used == 0 && !s->long_scan)

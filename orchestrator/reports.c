@@ -85,16 +85,14 @@ static void decide_others(sw_engine *e)
         decide(e, e->slots[i]);
 }
 
-void sw_engine__observed(sw_engine *e, sw_slot *s, const sw_metric_batch *b)
+void sw_engine__observe(sw_engine *e, sw_slot *s, double value)
 {
-    const char *name = e->spec->metric.name;
-    size_t i;
+    if (e->stopper)
+        sw_stopper_observe(e->stopper, s->rec.idx, value);
+}
 
-    if (!e->stopper)
-        return;
-    for (i = 0; i < b->len; i++)
-        if (strcmp(b->items[i].name, name) == 0)
-            sw_stopper_observe(e->stopper, s->rec.idx, b->items[i].value);
+void sw_engine__decide(sw_engine *e, sw_slot *s)
+{
     decide(e, s);
     decide_others(e);
 }
@@ -211,8 +209,7 @@ static int store_report(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
             continue;
         s->rec.has_value = s->value_changed = true;
         s->rec.value = p->value;
-        if (e->stopper)
-            sw_stopper_observe(e->stopper, s->rec.idx, p->value);
+        sw_engine__observe(e, s, p->value);
     }
     return rc < 0 ? rc : SW_OK;
 }

@@ -42,8 +42,11 @@ How it works (docs/clients.md has the whole story):
   token or URL (401, 403, 404, 405) cannot get better by retrying: the
   client says so once on stderr and falls back to stdout lines.
 
-Delivery is at least once: a report whose answer was lost in a crash is
-sent again, so the store may rarely hold a value twice, never none.
+Delivery is exactly once. Every report carries a step: the one given, or
+when none is, the one after the last (0 first), as wandb.log numbers its
+steps. The server stores a run's value of a metric at a step once, so a
+report sent again because its answer was lost in a crash is not stored
+twice, and a stopping rule never counts it twice.
 """
 
 import atexit
@@ -221,6 +224,7 @@ class Client(object):
         self._queue = []        # _Item, oldest first, not yet sent
         self._inflight = []     # _Item being sent by the thread
         self._seq = 0           # the last seq given out
+        self._next_step = 0     # the step a report without one gets
         self._stop = False
         self._signalled = False
         self._down = False      # the last attempt failed: don't wait
@@ -238,8 +242,12 @@ class Client(object):
 
     def report(self, step=None, **metrics):
         """Reports `metrics` (numbers) at `step` (a non-negative int, or
-        None). Returns True when the run should stop."""
+        None: the step after the last one). Returns True when the run
+        should stop."""
+        if step is None:
+            step = self._next_step
         text = _encode(step, metrics)
+        self._next_step = int(step) + 1
         if not self._url:
             self._print(text)
             return self._stop

@@ -61,6 +61,7 @@ typedef struct {
 } answer;
 
 static struct {
+    long long next_step; /* the step a report without one gets */
     int ready, registered, http, broken, tell, one_at_a_time, stop;
     char *url, *token, *url_file;
     char host[256], port[8], *path;
@@ -736,12 +737,15 @@ int sweep_report(long long step, const sweep_metric *metrics, size_t n)
 
     if (!st.ready)
         init();
+    if (step < 0) /* numbered as wandb.log numbers: the step after the last */
+        step = st.next_step;
     if ((rc = encode(&b, step, metrics, n)) != 0) {
         if (rc == SWEEP_REPORT_ENOMEM)
             set_error("out of memory");
         free(b.data);
         return rc;
     }
+    st.next_step = step + 1;
     if (!st.http || st.broken) {
         print_line(b.data);
         free(b.data);

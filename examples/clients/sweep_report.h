@@ -64,7 +64,9 @@ typedef struct {
     double value;     /* NaN and infinities are sent as NaN, Infinity */
 } sweep_metric;
 
-/* Reports `n` metrics at `step` (a negative step: none). Returns
+/* Reports `n` metrics at `step` (negative: the step after the last
+ * report's, 0 first; the server stores a value at a step once, so a
+ * report sent again after a lost answer is not counted twice). Returns
  * SWEEP_REPORT_STOP when the run should stop, SWEEP_REPORT_CONTINUE, or
  * a negative SWEEP_REPORT_E... code (sweep_report_error() says why). A
  * stop answer wins over an error about an earlier report. */

@@ -87,7 +87,7 @@ class CClient(unittest.TestCase):
         self.assertEqual(r.rcs(), [0, 0, 0, 0])
         rec = self.server.records
         self.assertEqual(rec[0], {"step": 1, "loss": 0.5, "acc": 0.875})
-        self.assertEqual(rec[1], {"x": -2.5e-300})
+        self.assertEqual(rec[1], {"step": 2, "x": -2.5e-300})
         self.assertTrue(math.isnan(rec[2]["a"]))
         self.assertEqual((rec[2]["b"], rec[2]["c"]), (math.inf, -math.inf))
         self.assertEqual(rec[3], {"step": 3, 'we"ird\\name': 1})
@@ -173,7 +173,7 @@ class CClient(unittest.TestCase):
         self.assertEqual(r.rcs(), [0, 0])
         self.assertEqual(r.out, '@metrics {"step": 3, "loss": 0.41, '
                                 '"acc": 0.87}\n'
-                                '@metrics {"x": NaN}\n')
+                                '@metrics {"step": 4, "x": NaN}\n')
 
     def test_a_bad_url_falls_back_to_stdout(self):
         r = self.probe(["1:loss=1"], SWEEP_METRICS_URL="https://h:1/x",

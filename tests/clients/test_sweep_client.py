@@ -69,7 +69,7 @@ class Delivery(Base):
         self.assertFalse(c.report(step=1, loss=0.5, acc=1))
         self.assertFalse(c.report(loss=0.25))
         self.assertEqual(self.server.records,
-                         [{"step": 1, "loss": 0.5, "acc": 1}, {"loss": 0.25}])
+                         [{"step": 1, "loss": 0.5, "acc": 1}, {"step": 2, "loss": 0.25}])
         self.assertEqual(self.out.getvalue(), "")
 
     def test_stop_is_returned_and_stays(self):
@@ -281,7 +281,7 @@ class Stdout(unittest.TestCase):
         self.assertFalse(c.report(loss=float("nan")))
         self.assertEqual(out.getvalue(),
                          '@metrics {"step": 3, "loss": 0.41, "acc": 0.87}\n'
-                         '@metrics {"loss": NaN}\n')
+                         '@metrics {"step": 4, "loss": NaN}\n')
 
     def test_the_url_file_alone_is_enough(self):
         d = tempfile.mkdtemp()
