@@ -16,21 +16,26 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
-echo "== fuzz: a short run (docs/testing.md has a real one)"
+echo "== fuzz: short runs (docs/testing.md has a real one)"
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSW_FUZZ=ON >/dev/null
-cmake --build build/fuzz --target fuzz_load
-scratch=$(mktemp -d)
-rc=0
-build/fuzz/tests/fuzz/fuzz_load "$scratch" tests/fuzz/corpus \
-  -dict=tests/fuzz/sweep.dict -max_total_time=20 -print_final_stats=1 \
-  >"$scratch.log" 2>&1 || rc=$?
-grep -E '^stat::number_of_executed_units' "$scratch.log" || true
-if [ "$rc" -ne 0 ]; then
-  tail -40 "$scratch.log" >&2
-  echo "the fuzzer found a problem (exit $rc)" >&2
-  exit 1
-fi
-rm -rf "$scratch" "$scratch.log"
+cmake --build build/fuzz --target fuzz_load fuzz_metrics
+# fuzz TARGET CORPUS SECONDS [ARGS...]
+fuzz() {
+  local target=$1 corpus=$2 secs=$3 scratch rc=0
+  shift 3
+  scratch=$(mktemp -d)
+  "build/fuzz/tests/fuzz/$target" "$scratch" "$corpus" "$@" \
+    -max_total_time="$secs" -print_final_stats=1 >"$scratch.log" 2>&1 || rc=$?
+  grep -E '^stat::number_of_executed_units' "$scratch.log" || true
+  if [ "$rc" -ne 0 ]; then
+    tail -40 "$scratch.log" >&2
+    echo "the fuzzer $target found a problem (exit $rc)" >&2
+    exit 1
+  fi
+  rm -rf "$scratch" "$scratch.log"
+}
+fuzz fuzz_load tests/fuzz/corpus 20 -dict=tests/fuzz/sweep.dict
+fuzz fuzz_metrics tests/fuzz/corpus_metrics 10
 
 # The README's first command, as a new user on an ML machine runs it: a
 # `python` first on PATH that is not Debian's and cannot import torch

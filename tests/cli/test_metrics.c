@@ -156,6 +156,23 @@ static void test_hyperband_stops_what_wandb_stops(void **state)
     sw_h_dispose(&h);
 }
 
+/* The same through the Python client of examples/clients. */
+static void test_python_client_is_told_to_stop(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = hb_sweep(&h, "client", 0);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    expect_decisions(&h);
+    expect_acked_stored(&h);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* A trial that only prints cannot be answered: SIGTERM at once, and its
  * run is stopped, not failed; it printed nothing after that. */
 static void test_printing_trial_is_sent_sigterm(void **state)
@@ -223,6 +240,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hyperband_stops_what_wandb_stops),
+        cmocka_unit_test(test_python_client_is_told_to_stop),
         cmocka_unit_test(test_printing_trial_is_sent_sigterm),
         cmocka_unit_test(test_resume_keeps_values_and_decisions),
     };
