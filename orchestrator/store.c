@@ -86,6 +86,20 @@ static const struct {
      * range, now in step order */
     {6, "DROP INDEX metrics_run_name_step;"
         "CREATE INDEX metrics_run_step ON metrics (run_id, step, name);"},
+    /* what each export sent where (store_export.c): one row per
+     * destination and sweep (run_id NULL) or run, so an export that is
+     * run again sends only what is new, and one that was killed goes on
+     * from where it stopped */
+    {7, "CREATE TABLE exports ("
+        " target TEXT NOT NULL, dest TEXT NOT NULL,"
+        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
+        " run_id TEXT REFERENCES runs (id),"
+        " remote_id TEXT, remote_node TEXT,"
+        " history INTEGER NOT NULL DEFAULT 0,"
+        " summary INTEGER NOT NULL DEFAULT -1,"
+        " state TEXT, files TEXT, exported_at REAL);"
+        "CREATE UNIQUE INDEX exports_key"
+        " ON exports (target, dest, sweep_id, ifnull(run_id, ''));"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

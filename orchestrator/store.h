@@ -157,6 +157,43 @@ int sw_store_metric_history(sw_store *st, const char *sweep_id,
                             const char *name, sw_store_history_fn fn,
                             void *ctx);
 
+/* What an export sent of a sweep or of one run to one destination
+ * (store_export.c; the `exports` table of docs/schema.md). */
+typedef struct {
+    char *target; /* "wandb" */
+    char *dest;   /* where: "https://api.wandb.ai/ENTITY/PROJECT" */
+    char *sweep_id;
+    char *run_id;      /* NULL: the sweep itself */
+    char *remote_id;   /* the destination's id of it; NULL: none yet */
+    char *remote_node; /* the destination's internal id; may be NULL */
+    int64_t history;   /* history lines the destination holds */
+    int64_t summary;   /* history lines the sent summary covers; -1: none */
+    char *state;       /* the run state whose end was sent (for a sweep:
+                          the sweep state sent); NULL: none */
+    char *files;       /* names of the files uploaded, space-separated */
+    double exported_at;
+} sw_export_rec;
+
+void sw_export_rec_dispose(sw_export_rec *r);
+
+/* The record of (target, dest, sweep_id, run_id) into *out (zeroed
+ * first); SW_ENOTFOUND, without a message, when there is none. */
+int sw_store_get_export(sw_store *st, const char *target, const char *dest,
+                        const char *sweep_id, const char *run_id,
+                        sw_export_rec *out);
+/* Writes (inserts or replaces) the record of its key. */
+int sw_store_put_export(sw_store *st, const sw_export_rec *r);
+
+/* Every metric row of `run_id`, in the order they arrived: `fn` gets its
+ * step (-1: none), name (valid during the call), value (has_value false:
+ * NaN) and time. A non-zero answer of `fn` stops the walk and is
+ * returned. */
+typedef int (*sw_store_row_metric_fn)(void *ctx, int64_t step, const char *name,
+                                      bool has_value, double value,
+                                      double time);
+int sw_store_metric_rows(sw_store *st, const char *run_id,
+                         sw_store_row_metric_fn fn, void *ctx);
+
 /* The limits of one sw_store_query (docs/cli.md): the time it may run
  * by default, and the most memory one string or blob may take. */
 #define SW_STORE_QUERY_TIMEOUT_S 10.0

@@ -1,7 +1,8 @@
 /*
- * store_internal.h - what the store's two files share: the store's state
+ * store_internal.h - what the store's files share: the store's state
  * and its lock timeout. store.c is the system of record (open, migrations,
- * sweeps, runs, metrics); store_query.c is the read-only query guard.
+ * sweeps, runs, metrics); store_query.c is the read-only query guard;
+ * store_export.c records what exports sent.
  * Nothing outside the store includes this header (nor <sqlite3.h>).
  */
 #ifndef SW_STORE_INTERNAL_H

@@ -225,14 +225,15 @@ static void test_create_and_reopen(void **state)
     char *before = q(f->st, schema);
     sw_store *r;
 
-    assert_string_equal(before, "metrics,metrics_run_step,runs,"
+    assert_string_equal(before, "exports,exports_key,"
+                                "metrics,metrics_run_step,runs,"
                                 "sqlite_autoindex_runs_1,"
                                 "sqlite_autoindex_runs_2,"
                                 "sqlite_autoindex_sweeps_1,sweeps,"
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 6);
+    assert_int_equal(user_version(f->path), 7);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1106,6 +1107,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     sw_store_close(f->st);
     f->st = NULL;
     raw_exec(f->path,
+             "DROP TABLE exports;"
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE sweeps DROP COLUMN command;"
              "ALTER TABLE runs DROP COLUMN job;"

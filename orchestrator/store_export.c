@@ -1,0 +1,193 @@
+/*
+ * store_export.c - the store's record of exports: what each export sent
+ * where, per sweep and per run (the `exports` table), and a run's metric
+ * rows in the order they arrived, for building its history.
+ *
+ * A record is written after each request the destination accepted, in its
+ * own statement (a transaction of one), so an export killed at any moment
+ * finds, on its next start, at most one request it had not recorded; the
+ * exporter learns that one from the destination itself. Statements here
+ * are prepared per call: an export makes a few per run, not per row.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/store_internal.h"
+
+#define EXPORT_COLS                                                            \
+    "target, dest, sweep_id, run_id, remote_id, remote_node, history,"         \
+    " summary, state, files, exported_at"
+
+static int fail(const sw_store *st, const char *what)
+{
+    return sw_error_set(SW_EIO, "store %s: %s: %s", st->path, what,
+                        sqlite3_errmsg(st->db));
+}
+
+static int prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
+                   const char *what)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+        return fail(st, what);
+    return SW_OK;
+}
+
+static int bind_str(sqlite3_stmt *s, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
+             : sqlite3_bind_null(s, i);
+}
+
+static char *col_str(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    return t ? sw_strndup((const char *)t, (size_t)sqlite3_column_bytes(s, i))
+             : NULL;
+}
+
+void sw_export_rec_dispose(sw_export_rec *r)
+{
+    if (!r)
+        return;
+    free(r->target);
+    free(r->dest);
+    free(r->sweep_id);
+    free(r->run_id);
+    free(r->remote_id);
+    free(r->remote_node);
+    free(r->state);
+    free(r->files);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ?1..?4: the key; run_id NULL matches the sweep's own record. */
+static int bind_key(sqlite3_stmt *s, const char *target, const char *dest,
+                    const char *sweep_id, const char *run_id)
+{
+    return bind_str(s, 1, target) || bind_str(s, 2, dest) ||
+           bind_str(s, 3, sweep_id) || bind_str(s, 4, run_id);
+}
+
+static void read_export(sqlite3_stmt *s, sw_export_rec *r)
+{
+    r->target = col_str(s, 0);
+    r->dest = col_str(s, 1);
+    r->sweep_id = col_str(s, 2);
+    r->run_id = col_str(s, 3);
+    r->remote_id = col_str(s, 4);
+    r->remote_node = col_str(s, 5);
+    r->history = sqlite3_column_int64(s, 6);
+    r->summary = sqlite3_column_int64(s, 7);
+    r->state = col_str(s, 8);
+    r->files = col_str(s, 9);
+    r->exported_at = sqlite3_column_double(s, 10);
+}
+
+int sw_store_get_export(sw_store *st, const char *target, const char *dest,
+                        const char *sweep_id, const char *run_id,
+                        sw_export_rec *out)
+{
+    sqlite3_stmt *s = NULL;
+    int error, rc;
+
+    memset(out, 0, sizeof(*out));
+    out->summary = -1;
+    error = prepare(st,
+                    "SELECT " EXPORT_COLS " FROM exports WHERE target = ?1"
+                    " AND dest = ?2 AND sweep_id = ?3 AND run_id IS ?4",
+                    &s, "get export");
+    if (error < 0)
+        return error;
+    if (bind_key(s, target, dest, sweep_id, run_id) != SQLITE_OK) {
+        error = fail(st, "get export");
+        goto done;
+    }
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        read_export(s, out);
+    else if (rc == SQLITE_DONE)
+        error = SW_ENOTFOUND;
+    else
+        error = fail(st, "get export");
+done:
+    sqlite3_finalize(s);
+    return error;
+}
+
+/* ?5..?11: what was sent. */
+static int bind_sent(sqlite3_stmt *s, const sw_export_rec *r)
+{
+    return bind_str(s, 5, r->remote_id) || bind_str(s, 6, r->remote_node) ||
+           sqlite3_bind_int64(s, 7, r->history) ||
+           sqlite3_bind_int64(s, 8, r->summary) || bind_str(s, 9, r->state) ||
+           bind_str(s, 10, r->files) ||
+           sqlite3_bind_double(s, 11, r->exported_at);
+}
+
+/* Runs the UPDATE or INSERT `sql` bound to `r`; *changed: a row was. */
+static int write_export(sw_store *st, const char *sql, const sw_export_rec *r,
+                        bool *changed)
+{
+    sqlite3_stmt *s = NULL;
+    int error = prepare(st, sql, &s, "put export");
+
+    if (error < 0)
+        return error;
+    if (bind_key(s, r->target, r->dest, r->sweep_id, r->run_id) ||
+        bind_sent(s, r) || sqlite3_step(s) != SQLITE_DONE)
+        error = fail(st, "put export");
+    else
+        *changed = sqlite3_changes(st->db) > 0;
+    sqlite3_finalize(s);
+    return error;
+}
+
+int sw_store_put_export(sw_store *st, const sw_export_rec *r)
+{
+    bool changed = false;
+    int error = write_export(
+        st,
+        "UPDATE exports SET remote_id = ?5, remote_node = ?6, history = ?7,"
+        " summary = ?8, state = ?9, files = ?10, exported_at = ?11"
+        " WHERE target = ?1 AND dest = ?2 AND sweep_id = ?3 AND run_id IS ?4",
+        r, &changed);
+
+    if (error == SW_OK && !changed)
+        error = write_export(st,
+                             "INSERT INTO exports (" EXPORT_COLS ") VALUES"
+                             " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                             r, &changed);
+    return error;
+}
+
+int sw_store_metric_rows(sw_store *st, const char *run_id,
+                         sw_store_row_metric_fn fn, void *ctx)
+{
+    sqlite3_stmt *s = NULL;
+    int error = prepare(st,
+                        "SELECT step, name, value, time FROM metrics"
+                        " WHERE run_id = ?1 ORDER BY rowid",
+                        &s, "metric rows");
+    int rc = SQLITE_OK;
+
+    if (error < 0)
+        return error;
+    if (bind_str(s, 1, run_id) != SQLITE_OK)
+        rc = SQLITE_ERROR;
+    while (rc == SQLITE_OK && error == SW_OK &&
+           (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        error = fn(ctx,
+                   sqlite3_column_type(s, 0) == SQLITE_NULL
+                       ? -1
+                       : sqlite3_column_int64(s, 0),
+                   (const char *)sqlite3_column_text(s, 1),
+                   sqlite3_column_type(s, 2) != SQLITE_NULL,
+                   sqlite3_column_double(s, 2), sqlite3_column_double(s, 3));
+        rc = SQLITE_OK;
+    }
+    if (error == SW_OK && rc != SQLITE_DONE)
+        error = fail(st, "metric rows");
+    sqlite3_finalize(s);
+    return error;
+}
