@@ -1,0 +1,612 @@
+/*
+ * wandb.c - the W&B exporter's protocol: sessions, GraphQL (the sweep,
+ * each run, its files), and the order of a run's requests.
+ *
+ * GraphQL goes to POST {base}/graphql as {"query", "variables",
+ * "operationName"}; a JSONString variable carries JSON inside a string.
+ * A run is exported as UpsertBucket (creating or updating it, and telling
+ * how many history lines W&B already holds), then CreateRunFiles and a PUT
+ * of its diff.patch, then file_stream requests (wandb_stream.c). W&B's
+ * historyLineCount is trusted over the caller's record when it is ahead:
+ * an export killed after W&B took a request but before the caller
+ * recorded it resumes after those lines, never sending them again.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/wandb_internal.h"
+#include "sweeps/json.h"
+
+/* ---- sessions ---------------------------------------------------------- */
+
+/* Appends `s` percent-encoded for a URL path segment. */
+static void put_segment(sw_buf *out, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
+            sw_buf_putc(out, (char)*p);
+        } else {
+            sw_buf_putc(out, '%');
+            sw_buf_putc(out, hex[*p >> 4]);
+            sw_buf_putc(out, hex[*p & 15]);
+        }
+    }
+}
+
+/* W&B's entity and project names: no slash, no control character. */
+static int check_name(const char *what, const char *s)
+{
+    if (!s || !s[0])
+        return sw_error_set(SW_EINVALID, "W&B export: the %s is required",
+                            what);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < ' ' || *p == 0x7f || strchr("/\\#?%:", *p))
+            return sw_error_set(SW_EINVALID,
+                                "W&B export: %s '%s': W&B names cannot hold "
+                                "'%c'",
+                                what, s, *p < ' ' ? '?' : *p);
+    return SW_OK;
+}
+
+static int check_base(const char *base)
+{
+    if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
+        return sw_error_set(SW_EINVALID,
+                            "W&B export: base URL '%s' is not an http:// "
+                            "or https:// URL (WANDB_BASE_URL)",
+                            base);
+    return SW_OK;
+}
+
+static char *base_of(const sw_wandb_opts *o)
+{
+    const char *env = getenv("WANDB_BASE_URL");
+    const char *b = o->base_url   ? o->base_url
+                    : env && *env ? env
+                                  : SW_WANDB_DEFAULT_BASE;
+    size_t n = strlen(b);
+
+    while (n > 0 && b[n - 1] == '/')
+        n--;
+    return sw_strndup(b, n);
+}
+
+int sw_wandb_open(sw_wandb **out, const sw_wandb_opts *o)
+{
+    sw_wandb *w = sw_calloc(1, sizeof(*w));
+    sw_buf path = SW_BUF_INIT;
+    char *key = NULL;
+    int error;
+
+    *out = NULL;
+    w->base = base_of(o);
+    w->entity = sw_strdup(o->entity ? o->entity : "");
+    w->project = sw_strdup(o->project ? o->project : "");
+    w->dry = o->dry_run;
+    w->max_request = o->max_request && o->max_request < SW_WANDB_MAX_REQUEST
+                         ? o->max_request
+                         : SW_WANDB_MAX_REQUEST;
+    put_segment(&path, w->entity);
+    sw_buf_putc(&path, '/');
+    put_segment(&path, w->project);
+    w->path = sw_buf_detach(&path);
+    if ((error = check_base(w->base)) < 0 ||
+        (error = check_name("entity", o->entity)) < 0 ||
+        (error = check_name("project", o->project)) < 0)
+        goto done;
+    if (!w->dry && ((error = sw_wandb__key(&key, w->base)) < 0 ||
+                    (error = sw_wandb__http_new(&w->http, w->base, w->entity,
+                                                key, o)) < 0))
+        goto done;
+    *out = w;
+    w = NULL;
+done:
+    sw_wandb__wipe(key);
+    sw_wandb_close(w);
+    return error;
+}
+
+void sw_wandb_close(sw_wandb *w)
+{
+    if (!w)
+        return;
+    sw_wandb__http_free(w->http);
+    free(w->base);
+    free(w->entity);
+    free(w->project);
+    free(w->path);
+    free(w);
+}
+
+const char *sw_wandb_base_url(const sw_wandb *w)
+{
+    return w->base;
+}
+
+/* The app is the API's host without "api." (api.wandb.ai: wandb.ai); a
+ * server of one's own serves both from the same place. */
+char *sw_wandb_sweep_url(const sw_wandb *w, const char *sweep_id)
+{
+    const char *host = strstr(w->base, "://") + 3;
+    size_t scheme = (size_t)(host - w->base);
+
+    if (strncmp(host, "api.", 4) == 0)
+        return sw_aprintf("%.*s%s/%s/sweeps/%s", (int)scheme, w->base, host + 4,
+                          w->path, sweep_id);
+    return sw_aprintf("%s/%s/sweeps/%s", w->base, w->path, sweep_id);
+}
+
+int64_t sw_wandb_requests(const sw_wandb *w)
+{
+    return w->http ? sw_wandb__http_count(w->http) : w->printed;
+}
+
+void sw_wandb__json_str(sw_buf *out, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t start = 0;
+
+    sw_buf_putc(out, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+            continue;
+        sw_buf_put(out, s + start, i - start);
+        start = i + 1;
+        if (c == '"' || c == '\\') {
+            sw_buf_putc(out, '\\');
+            sw_buf_putc(out, (char)c);
+        } else if (c == '\n') {
+            sw_buf_puts(out, "\\n");
+        } else {
+            sw_buf_puts(out, "\\u00");
+            sw_buf_putc(out, hex[c >> 4]);
+            sw_buf_putc(out, hex[c & 15]);
+        }
+    }
+    sw_buf_put(out, s + start, n - start);
+    sw_buf_putc(out, '"');
+}
+
+/* A dry run's line: the request as it would go, the key redacted. A JSON
+ * body is shown as JSON, anything else by its size. */
+static void print_request(sw_wandb *w, const sw_wandb__req *r)
+{
+    sw_buf b = SW_BUF_INIT;
+
+    sw_buf_printf(&b, "{\"method\": \"%s\", \"url\": ", r->method);
+    sw_wandb__json_str(&b, r->url, strlen(r->url));
+    sw_buf_puts(&b, ", \"headers\": {");
+    if (r->auth)
+        sw_buf_puts(&b, "\"Authorization\": \"Basic <redacted>\", "
+                        "\"Content-Type\": \"application/json\"");
+    for (size_t i = 0; i < r->n_headers; i++) {
+        const char *h = r->headers[i], *colon = strchr(h, ':');
+        size_t k = colon ? (size_t)(colon - h) : strlen(h);
+        const char *v = colon ? colon + 1 + strspn(colon + 1, " ") : "";
+        sw_buf_puts(&b, i || r->auth ? ", " : "");
+        sw_wandb__json_str(&b, h, k);
+        sw_buf_puts(&b, ": ");
+        sw_wandb__json_str(&b, v, strlen(v));
+    }
+    if (r->auth)
+        sw_buf_printf(&b, "}, \"body\": %.*s}\n", (int)r->len, r->body);
+    else
+        sw_buf_printf(&b, "}, \"bytes\": %zu}\n", r->len);
+    fwrite(b.ptr, 1, b.len, w->dry);
+    sw_buf_dispose(&b);
+    w->printed++;
+}
+
+int sw_wandb__send(sw_wandb *w, const sw_wandb__req *r, sw_buf *answer)
+{
+    answer->len = 0;
+    if (w->dry) {
+        print_request(w, r);
+        return SW_OK;
+    }
+    return sw_wandb__http_send(w->http, r, answer);
+}
+
+/* ---- GraphQL ----------------------------------------------------------- */
+
+/* The first GraphQL error, on one line. */
+static int graphql_error(const char *op, const cJSON *errors)
+{
+    const cJSON *first = cJSON_GetArrayItem(errors, 0);
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(first, "message");
+    char text[300];
+    size_t i;
+
+    snprintf(text, sizeof(text), "%s",
+             cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+    for (i = 0; text[i]; i++)
+        if (text[i] == '\n' || text[i] == '\r')
+            text[i] = ' ';
+    return sw_error_set(SW_EIO, "W&B GraphQL error in %s: %s", op, text);
+}
+
+/* A GraphQL operation: its name, the field of `data` it answers in, its
+ * text, and the answer a dry run pretends to get. */
+typedef struct {
+    const char *op, *field, *query, *dry;
+} gql_op;
+
+static const gql_op upsert_sweep = {
+    "UpsertSweep", "upsertSweep",
+    "mutation UpsertSweep($id: ID, $config: String, $description: String,"
+    " $entityName: String, $projectName: String, $controller: JSONString,"
+    " $scheduler: JSONString, $state: String, $priorRunsFilters: JSONString,"
+    " $displayName: String) { upsertSweep(input: {id: $id, config: $config,"
+    " description: $description, entityName: $entityName, projectName:"
+    " $projectName, controller: $controller, scheduler: $scheduler, state:"
+    " $state, priorRunsFilters: $priorRunsFilters, displayName:"
+    " $displayName}) { sweep { id name project { id name entity { id name }"
+    " } } } }",
+    "{\"upsertSweep\": {\"sweep\": {\"id\": \"dry-run\", \"name\":"
+    " \"dry-run\"}}}"};
+
+static const gql_op upsert_bucket = {
+    "UpsertBucket", "upsertBucket",
+    "mutation UpsertBucket($id: String, $name: String, $project: String,"
+    " $entity: String, $groupName: String, $description: String,"
+    " $displayName: String, $notes: String, $commit: String, $config:"
+    " JSONString, $host: String, $debug: Boolean, $program: String, $repo:"
+    " String, $jobType: String, $state: String, $sweep: String, $tags:"
+    " [String!], $summaryMetrics: JSONString) { upsertBucket(input: {id:"
+    " $id, name: $name, groupName: $groupName, modelName: $project,"
+    " entityName: $entity, description: $description, displayName:"
+    " $displayName, notes: $notes, config: $config, commit: $commit, host:"
+    " $host, debug: $debug, jobProgram: $program, jobRepo: $repo, jobType:"
+    " $jobType, state: $state, sweep: $sweep, tags: $tags, summaryMetrics:"
+    " $summaryMetrics}) { bucket { id name displayName historyLineCount }"
+    " inserted } }",
+    "{\"upsertBucket\": {\"bucket\": {\"historyLineCount\": 0},"
+    " \"inserted\": true}}"};
+
+static const gql_op create_run_files = {
+    "CreateRunFiles", "createRunFiles",
+    "mutation CreateRunFiles($entity: String!, $project: String!, $run:"
+    " String!, $files: [String!]!) { createRunFiles(input: {entityName:"
+    " $entity, projectName: $project, runName: $run, files: $files}) {"
+    " runID uploadHeaders files { name uploadUrl } } }",
+    "{\"createRunFiles\": {\"uploadHeaders\": [], \"files\": [{\"name\":"
+    " \"diff.patch\", \"uploadUrl\": \"<uploadUrl>\"}]}}"};
+
+/* Posts `q` with `vars` (consumed) and gives the answer's data.FIELD in
+ * *out (owned by *root, which the caller deletes). */
+static int graphql(sw_wandb *w, const gql_op *q, cJSON *vars, cJSON **root,
+                   cJSON **out)
+{
+    cJSON *body = cJSON_CreateObject(), *errors, *data;
+    sw_buf answer = SW_BUF_INIT;
+    char *text, *url = sw_aprintf("%s/graphql", w->base);
+    int error;
+
+    cJSON_AddStringToObject(body, "query", q->query);
+    cJSON_AddItemToObject(body, "variables", vars);
+    cJSON_AddStringToObject(body, "operationName", q->op);
+    text = cJSON_PrintUnformatted(body);
+    error = sw_wandb__send(
+        w,
+        &(sw_wandb__req){"POST", url, NULL, 0, true, text, strlen(text), q->op},
+        &answer);
+    cJSON_Delete(body);
+    free(text);
+    free(url);
+    *root = NULL;
+    if (error < 0)
+        goto done;
+    *root = cJSON_Parse(w->dry ? q->dry : sw_buf_cstr(&answer));
+    errors = cJSON_GetObjectItemCaseSensitive(*root, "errors");
+    data = w->dry ? *root : cJSON_GetObjectItemCaseSensitive(*root, "data");
+    *out = cJSON_GetObjectItemCaseSensitive(data, q->field);
+    if (cJSON_IsArray(errors) && cJSON_GetArraySize(errors) > 0)
+        error = graphql_error(q->op, errors);
+    else if (!cJSON_IsObject(*out))
+        error = sw_error_set(SW_EIO, "W&B at %s: %s: an answer without %s",
+                             w->base, q->op, q->field);
+done:
+    sw_buf_dispose(&answer);
+    return error;
+}
+
+/* A string member of `obj`, or NULL. Borrowed. */
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void add_str(cJSON *obj, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+/* ---- the sweep --------------------------------------------------------- */
+
+/* YAML: the text without its top-level `controller` block (the line and
+ * the indented, blank or comment lines under it), then ours. */
+static char *yaml_with_controller(const char *text)
+{
+    sw_buf b = SW_BUF_INIT;
+    const char *p = text;
+    bool skipping = false;
+
+    while (*p) {
+        size_t n = strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0);
+        if (strncmp(p, "controller:", 11) == 0)
+            skipping = true;
+        else if (skipping && !strchr(" \t#\r\n", *p))
+            skipping = false;
+        if (!skipping)
+            sw_buf_put(&b, p, n);
+        p += n;
+    }
+    if (b.len && b.ptr[b.len - 1] != '\n')
+        sw_buf_putc(&b, '\n');
+    sw_buf_puts(&b, "controller:\n  type: local\n");
+    return sw_buf_detach(&b);
+}
+
+/* The sweep file's text with `controller: {type: local}`: JSON stays
+ * JSON (which YAML reads as well), YAML stays YAML. */
+static char *sweep_config(const char *text)
+{
+    const char *p = text + strspn(text, " \t\r\n");
+    sw_value *v = NULL, *ctl;
+    sw_buf b = SW_BUF_INIT;
+
+    if (*p != '{' || sw_json_parse(&v, text, strlen(text)) != SW_OK ||
+        v->type != SW_MAP) {
+        sw_value_free(v);
+        sw_error_clear();
+        return yaml_with_controller(text);
+    }
+    ctl = sw_value_map();
+    sw_value_map_set(ctl, "type", sw_value_str("local"));
+    sw_value_map_set(v, "controller", ctl);
+    sw_value_write_json(&b, v, false);
+    sw_value_free(v);
+    return sw_buf_detach(&b);
+}
+
+int sw_wandb_upsert_sweep(sw_wandb *w, const char *node, const char *config,
+                          const char *display_name, const char *state,
+                          char **out_name, char **out_node)
+{
+    cJSON *vars = cJSON_CreateObject(), *root = NULL, *ans, *sweep;
+    char *yaml = sweep_config(config);
+    int error;
+
+    add_str(vars, "id", node);
+    cJSON_AddStringToObject(vars, "config", yaml);
+    cJSON_AddStringToObject(vars, "entityName", w->entity);
+    cJSON_AddStringToObject(vars, "projectName", w->project);
+    add_str(vars, "displayName", display_name);
+    add_str(vars, "state", state);
+    free(yaml);
+    error = graphql(w, &upsert_sweep, vars, &root, &ans);
+    sweep = cJSON_GetObjectItemCaseSensitive(ans, "sweep");
+    if (error == SW_OK && (!str_of(sweep, "name") || !str_of(sweep, "id")))
+        error = sw_error_set(SW_EIO,
+                             "W&B at %s: UpsertSweep: an answer without the "
+                             "sweep's id and name",
+                             w->base);
+    if (error == SW_OK && out_name)
+        *out_name = sw_strdup(str_of(sweep, "name"));
+    if (error == SW_OK && out_node)
+        *out_node = sw_strdup(str_of(sweep, "id"));
+    cJSON_Delete(root);
+    return error;
+}
+
+/* ---- runs -------------------------------------------------------------- */
+
+void sw_wandb_run_name(char out[9], const char *run_id)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a finaliser */
+
+    for (const unsigned char *p = (const unsigned char *)run_id; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    for (int i = 0; i < 8; i++) {
+        out[i] = digits[h % 36];
+        h /= 36;
+    }
+    out[8] = 0;
+}
+
+/* W&B's config: {"param": {"value": v}, ...}, nested values as they are. */
+static char *run_config(const char *params)
+{
+    sw_value *v = NULL;
+    sw_buf b = SW_BUF_INIT;
+
+    if (sw_json_parse(&v, params, strlen(params)) != SW_OK ||
+        v->type != SW_MAP) {
+        sw_value_free(v);
+        sw_error_clear();
+        return sw_strdup("{}");
+    }
+    sw_buf_putc(&b, '{');
+    for (size_t i = 0; i < v->u.map.len; i++) {
+        sw_buf_puts(&b, i ? ", " : "");
+        sw_wandb__json_str(&b, v->u.map.keys[i], strlen(v->u.map.keys[i]));
+        sw_buf_puts(&b, ": {\"value\": ");
+        sw_value_write_json(&b, v->u.map.vals[i], false);
+        sw_buf_putc(&b, '}');
+    }
+    sw_buf_putc(&b, '}');
+    sw_value_free(v);
+    return sw_buf_detach(&b);
+}
+
+static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
+                          const char *name)
+{
+    cJSON *vars = cJSON_CreateObject(), *tags = cJSON_CreateArray();
+    char *config = run_config(run->params);
+
+    cJSON_AddStringToObject(vars, "name", name);
+    cJSON_AddStringToObject(vars, "project", w->project);
+    cJSON_AddStringToObject(vars, "entity", w->entity);
+    add_str(vars, "groupName", run->group);
+    cJSON_AddStringToObject(vars, "displayName", run->id);
+    cJSON_AddStringToObject(vars, "config", config);
+    add_str(vars, "commit", run->commit);
+    add_str(vars, "repo", run->repo);
+    add_str(vars, "host", run->host);
+    add_str(vars, "program", run->program);
+    add_str(vars, "sweep", run->sweep);
+    if (run->tag)
+        cJSON_AddItemToArray(tags, cJSON_CreateString(run->tag));
+    cJSON_AddItemToObject(vars, "tags", tags);
+    free(config);
+    return vars;
+}
+
+/* Creates or updates the run; *lines gets the history lines W&B holds. */
+static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
+                      int64_t *lines)
+{
+    cJSON *root = NULL, *ans, *bucket, *count;
+    int error =
+        graphql(w, &upsert_bucket, bucket_vars(w, run, name), &root, &ans);
+
+    bucket = cJSON_GetObjectItemCaseSensitive(ans, "bucket");
+    count = cJSON_GetObjectItemCaseSensitive(bucket, "historyLineCount");
+    *lines = cJSON_IsNumber(count) && count->valuedouble > 0
+                 ? (int64_t)count->valuedouble
+                 : 0;
+    if (error == SW_OK && !cJSON_IsObject(bucket))
+        error = sw_error_set(SW_EIO,
+                             "W&B at %s: UpsertBucket: an answer without "
+                             "the run",
+                             w->base);
+    cJSON_Delete(root);
+    return error;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    sw_buf b = SW_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+
+    if (!f)
+        return NULL;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        sw_buf_put(&b, chunk, n);
+    fclose(f);
+    *len = b.len;
+    return sw_buf_detach(&b);
+}
+
+/* PUTs `bytes` to the upload URL W&B gave, with its headers and without
+ * our Authorization. */
+static int put_file(sw_wandb *w, const cJSON *ans, const char *bytes,
+                    size_t len)
+{
+    const cJSON *hdrs = cJSON_GetObjectItemCaseSensitive(ans, "uploadHeaders");
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(ans, "files");
+    const char *url = str_of(cJSON_GetArrayItem(files, 0), "uploadUrl");
+    const char *list[16];
+    size_t n = 0;
+    sw_buf answer = SW_BUF_INIT;
+    int error;
+
+    if (!url)
+        return sw_error_set(SW_EIO,
+                            "W&B at %s: CreateRunFiles: no upload URL "
+                            "for diff.patch",
+                            w->base);
+    for (int i = 0; i < cJSON_GetArraySize(hdrs) && n < 16; i++)
+        if (cJSON_IsString(cJSON_GetArrayItem(hdrs, i)))
+            list[n++] = cJSON_GetArrayItem(hdrs, i)->valuestring;
+    error = sw_wandb__send(
+        w, &(sw_wandb__req){"PUT", url, list, n, false, bytes, len, "upload"},
+        &answer);
+    sw_buf_dispose(&answer);
+    return error;
+}
+
+/* Uploads the run's diff.patch: CreateRunFiles, then a PUT. */
+static int upload_patch(sw_wandb *w, const sw_wandb_run *run, const char *name)
+{
+    cJSON *vars = cJSON_CreateObject(), *files = cJSON_CreateArray();
+    cJSON *root = NULL, *ans = NULL;
+    size_t len = 0;
+    char *bytes = slurp(run->patch, &len);
+    int error;
+
+    if (!bytes) {
+        cJSON_Delete(vars);
+        cJSON_Delete(files);
+        return sw_error_set(SW_EIO, "run %s: cannot read %s", run->id,
+                            run->patch);
+    }
+    cJSON_AddStringToObject(vars, "entity", w->entity);
+    cJSON_AddStringToObject(vars, "project", w->project);
+    cJSON_AddStringToObject(vars, "run", name);
+    cJSON_AddItemToArray(files, cJSON_CreateString("diff.patch"));
+    cJSON_AddItemToObject(vars, "files", files);
+    error = graphql(w, &create_run_files, vars, &root, &ans);
+    if (error == SW_OK)
+        error = put_file(w, ans, bytes, len);
+    cJSON_Delete(root);
+    free(bytes);
+    return error;
+}
+
+bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark)
+{
+    return mark->history >= (int64_t)run->n_rows &&
+           mark->summary == (int64_t)run->n_rows &&
+           (!run->ended || mark->ended) && (!run->patch || mark->patch);
+}
+
+int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
+                        sw_wandb_mark *mark, sw_wandb_mark_fn fn, void *ctx)
+{
+    int64_t before = w->http ? sw_wandb__http_count(w->http) : w->printed;
+    int64_t lines = 0;
+    char name[9];
+    bool upload = run->patch && !mark->patch;
+    int error;
+
+    mark->requests = mark->rows_sent = 0;
+    if (sw_wandb_run_done(run, mark))
+        return SW_OK;
+    sw_wandb_run_name(name, run->id);
+    if ((error = upsert_run(w, run, name, &lines)) < 0)
+        goto done;
+    if (lines > mark->history) {
+        /* W&B took lines we had not recorded: never send them again */
+        mark->history =
+            lines < (int64_t)run->n_rows ? lines : (int64_t)run->n_rows;
+        if (fn && (error = fn(ctx, mark)) != 0)
+            goto done;
+    }
+    if (upload && (error = upload_patch(w, run, name)) < 0)
+        goto done;
+    error = sw_wandb__stream(w, run, name, upload ? "diff.patch" : NULL, mark,
+                             fn, ctx);
+done:
+    mark->requests =
+        (w->http ? sw_wandb__http_count(w->http) : w->printed) - before;
+    return error;
+}

@@ -1,0 +1,231 @@
+/*
+ * wandb_stream.c - a run's history, summary and end, as W&B's file_stream
+ * takes them: POST {base}/files/{entity}/{project}/{run}/file_stream with
+ * {"files": {"wandb-history.jsonl": {"offset": N, "content": [LINE...]},
+ * "wandb-summary.json": {"offset": 0, "content": [SUMMARY]}}, "uploaded":
+ * [...], "complete": true, "exitcode": N}.
+ *
+ * Each history line is a JSON object written here, not by a JSON library:
+ * NaN, Infinity and -Infinity are bare tokens inside the line, as Python's
+ * json writes them and W&B reads them. `offset` is the number of the first
+ * line sent, so lines are placed, never appended blindly. A long history
+ * goes in several requests, each under the session's size limit; the last
+ * one carries the summary, the uploaded files and the run's end.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/wandb_internal.h"
+
+/* A number as JSON would have it, plus W&B's three bare tokens; the
+ * shortest of 15 or 17 significant digits that reads back the same. */
+static void put_number(sw_buf *b, double v)
+{
+    char tmp[40];
+    int n;
+
+    if (isnan(v)) {
+        sw_buf_put(b, "NaN", 3);
+        return;
+    }
+    if (isinf(v)) {
+        sw_buf_puts(b, v < 0 ? "-Infinity" : "Infinity");
+        return;
+    }
+    n = snprintf(tmp, sizeof(tmp), "%.15g", v);
+    if (strtod(tmp, NULL) != v)
+        n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+    sw_buf_put(b, tmp, (size_t)n);
+}
+
+/* Names W&B keeps for itself in a history line; a metric so named would
+ * be overwritten, so it is left out. */
+static bool reserved(const char *name)
+{
+    return name[0] == '_' &&
+           (strcmp(name, "_step") == 0 || strcmp(name, "_runtime") == 0 ||
+            strcmp(name, "_timestamp") == 0);
+}
+
+static void put_key(sw_buf *b, const char *name, bool first)
+{
+    if (!first)
+        sw_buf_put(b, ", ", 2);
+    sw_wandb__json_str(b, name, strlen(name));
+    sw_buf_put(b, ": ", 2);
+}
+
+static double runtime_of(const sw_wandb_run *run, double t)
+{
+    return run->started_at > 0 && t > run->started_at ? t - run->started_at : 0;
+}
+
+/* History line `i` of `run` as a JSON object. */
+static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i)
+{
+    const sw_wandb_row *r = &run->rows[i];
+    bool first = true;
+
+    sw_buf_putc(b, '{');
+    for (size_t k = 0; k < r->n_values; k++) {
+        if (reserved(r->values[k].name))
+            continue;
+        put_key(b, r->values[k].name, first);
+        put_number(b, r->values[k].has_value ? r->values[k].value : NAN);
+        first = false;
+    }
+    if (r->step >= 0) {
+        put_key(b, "step", first);
+        sw_buf_printf(b, "%lld", (long long)r->step);
+        first = false;
+    }
+    put_key(b, "_step", first);
+    sw_buf_printf(b, "%zu, \"_runtime\": %.3f, \"_timestamp\": %.3f}", i,
+                  runtime_of(run, r->time), r->time);
+}
+
+/* The summary: each metric's last value, then _step, _runtime and
+ * _timestamp of the last line. */
+static void put_summary(sw_buf *b, const sw_wandb_run *run)
+{
+    const sw_wandb_row *last = run->n_rows ? &run->rows[run->n_rows - 1] : NULL;
+    bool first = true;
+
+    sw_buf_putc(b, '{');
+    for (size_t k = 0; k < run->n_summary; k++) {
+        if (reserved(run->summary[k].name))
+            continue;
+        put_key(b, run->summary[k].name, first);
+        put_number(b, run->summary[k].has_value ? run->summary[k].value : NAN);
+        first = false;
+    }
+    if (last)
+        sw_buf_printf(b,
+                      "%s\"_step\": %zu, \"_runtime\": %.3f, "
+                      "\"_timestamp\": %.3f",
+                      first ? "" : ", ", run->n_rows - 1,
+                      runtime_of(run, last->time), last->time);
+    sw_buf_putc(b, '}');
+}
+
+/* What the last request adds after the history: the summary file, the
+ * uploaded files and the run's end. Starts with the summary's entry in
+ * "files" (the caller closes "files" before it when there is no
+ * history). */
+static void put_tail(sw_buf *b, const sw_wandb_run *run, const char *uploaded,
+                     bool after_history)
+{
+    sw_buf summary = SW_BUF_INIT;
+
+    put_summary(&summary, run);
+    sw_buf_printf(b, "%s\"wandb-summary.json\": {\"offset\": 0, \"content\": [",
+                  after_history ? ", " : "");
+    sw_wandb__json_str(b, summary.ptr, summary.len);
+    sw_buf_puts(b, "]}}");
+    if (uploaded) {
+        sw_buf_puts(b, ", \"uploaded\": [");
+        sw_wandb__json_str(b, uploaded, strlen(uploaded));
+        sw_buf_putc(b, ']');
+    }
+    if (run->ended)
+        sw_buf_printf(b, ", \"complete\": true, \"exitcode\": %d",
+                      run->exit_code);
+    sw_buf_putc(b, '}');
+    sw_buf_dispose(&summary);
+}
+
+/* Fills `body` with lines from *next on, as many as fit beside a tail of
+ * `tail_len` bytes; advances *next. */
+static int fill(sw_wandb *w, const sw_wandb_run *run, sw_buf *body,
+                size_t *next, size_t tail_len)
+{
+    sw_buf row = SW_BUF_INIT;
+    size_t first = *next, mark;
+    int error = SW_OK;
+
+    sw_buf_printf(body,
+                  "{\"files\": {\"wandb-history.jsonl\": {\"offset\": "
+                  "%zu, \"content\": [",
+                  first);
+    while (*next < run->n_rows) {
+        row.len = 0;
+        put_row(&row, run, *next);
+        mark = body->len;
+        if (*next > first)
+            sw_buf_put(body, ", ", 2);
+        sw_wandb__json_str(body, row.ptr, row.len);
+        if (body->len + tail_len + 8 > w->max_request) {
+            body->len = mark;
+            break;
+        }
+        (*next)++;
+    }
+    if (*next == first)
+        error = sw_error_set(SW_EINVALID,
+                             "run %s: history line %zu alone is over the "
+                             "%zu-byte request limit",
+                             run->id, first, w->max_request);
+    sw_buf_puts(body, "]}");
+    sw_buf_dispose(&row);
+    return error;
+}
+
+static int post(sw_wandb *w, const char *url, const sw_buf *body)
+{
+    sw_buf answer = SW_BUF_INIT;
+    int error =
+        sw_wandb__send(w,
+                       &(sw_wandb__req){"POST", url, NULL, 0, true, body->ptr,
+                                        body->len, "file_stream"},
+                       &answer);
+
+    sw_buf_dispose(&answer);
+    return error;
+}
+
+int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
+                     const char *uploaded, sw_wandb_mark *mark,
+                     sw_wandb_mark_fn fn, void *ctx)
+{
+    char *url =
+        sw_aprintf("%s/files/%s/%s/file_stream", w->base, w->path, name);
+    sw_buf body = SW_BUF_INIT, tail = SW_BUF_INIT;
+    size_t next = (size_t)mark->history;
+    bool last = false;
+    int error = SW_OK;
+
+    put_tail(&tail, run, uploaded, true);
+    while (!last && error == SW_OK) {
+        body.len = 0;
+        if (next < run->n_rows) {
+            if ((error = fill(w, run, &body, &next, tail.len)) < 0)
+                break;
+            last = next == run->n_rows;
+            if (last)
+                sw_buf_put(&body, tail.ptr, tail.len);
+            else
+                sw_buf_puts(&body, "}}");
+        } else {
+            sw_buf_puts(&body, "{\"files\": {");
+            put_tail(&body, run, uploaded, false);
+            last = true;
+        }
+        if ((error = post(w, url, &body)) < 0)
+            break;
+        mark->rows_sent += (int64_t)next - mark->history;
+        mark->history = (int64_t)next;
+        if (last) {
+            mark->summary = (int64_t)run->n_rows;
+            mark->ended = run->ended;
+            mark->patch = mark->patch || uploaded;
+        }
+        if (fn)
+            error = fn(ctx, mark);
+    }
+    sw_buf_dispose(&tail);
+    sw_buf_dispose(&body);
+    free(url);
+    return error;
+}
