@@ -28,6 +28,8 @@ static const sw_cli_command commands[] = {
      "the GPUs and MIG slices sweep sees, and what a sweep fits on them"},
     {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
      "the exact code a run started with, and how to run it again"},
+    {"export", sw_cmd_export, "wandb SWEEP --entity E --project P",
+     "the sweep's runs in Weights & Biases (--dry-run prints them)"},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);

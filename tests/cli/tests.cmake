@@ -32,3 +32,13 @@ add_dependencies(test_cli_gpus sweep fake_nvml)
 add_test(NAME cli.gpus COMMAND test_cli_gpus)
 set_tests_properties(cli.gpus PROPERTIES LABELS cli TIMEOUT 120
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>")
+
+# `sweep export wandb` against fake_wandb.py, a fake W&B server run with
+# Debian's /usr/bin/python3.
+add_executable(test_cli_export cli/test_export.c cli/harness.c)
+target_link_libraries(test_cli_export PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_export PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_export sweep)
+add_test(NAME cli.export COMMAND test_cli_export)
+set_tests_properties(cli.export PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>")
