@@ -194,9 +194,11 @@ static void print_request(sw_wandb *w, const sw_wandb__req *r)
         sw_buf_puts(&b, ": ");
         sw_wandb__json_str(&b, v, strlen(v));
     }
-    if (r->auth)
-        sw_buf_printf(&b, "}, \"body\": %.*s}\n", (int)r->len, r->body);
-    else
+    if (r->auth) {
+        sw_buf_puts(&b, "}, \"body\": ");
+        sw_buf_put(&b, r->body, r->len);
+        sw_buf_puts(&b, "}\n");
+    } else
         sw_buf_printf(&b, "}, \"bytes\": %zu}\n", r->len);
     fwrite(b.ptr, 1, b.len, w->dry);
     sw_buf_dispose(&b);

@@ -19,13 +19,34 @@
 
 #include "backends/wandb_internal.h"
 
-/* A number as JSON would have it, plus W&B's three bare tokens; the
- * shortest of 15 or 17 significant digits that reads back the same. */
+/* Appends `v` in decimal; printf is too slow for a million lines. */
+static void put_int(sw_buf *b, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof(tmp);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    sw_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+/* A number as JSON would have it, plus W&B's three bare tokens: an
+ * integer as one, else the shorter of 15 or 17 significant digits that
+ * reads back the same. */
 static void put_number(sw_buf *b, double v)
 {
     char tmp[40];
     int n;
 
+    if (v == floor(v) && fabs(v) < 9007199254740992.0 &&
+        (v != 0 || !signbit(v))) {
+        put_int(b, (int64_t)v);
+        return;
+    }
     if (isnan(v)) {
         sw_buf_put(b, "NaN", 3);
         return;
@@ -47,6 +68,30 @@ static bool reserved(const char *name)
     return name[0] == '_' &&
            (strcmp(name, "_step") == 0 || strcmp(name, "_runtime") == 0 ||
             strcmp(name, "_timestamp") == 0);
+}
+
+/* Appends seconds with three decimals: milliseconds are enough for
+ * _runtime and _timestamp, and printf is slow. */
+static void put_seconds(sw_buf *b, double v)
+{
+    int64_t ms;
+    char frac[4];
+
+    if (!(fabs(v) < 9e12)) {
+        put_number(b, v);
+        return;
+    }
+    ms = llround(v * 1000);
+    if (ms < 0) {
+        sw_buf_putc(b, '-');
+        ms = -ms;
+    }
+    put_int(b, ms / 1000);
+    frac[0] = '.';
+    frac[1] = (char)('0' + ms / 100 % 10);
+    frac[2] = (char)('0' + ms / 10 % 10);
+    frac[3] = (char)('0' + ms % 10);
+    sw_buf_put(b, frac, 4);
 }
 
 static void put_key(sw_buf *b, const char *name, bool first)
@@ -78,12 +123,16 @@ static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i)
     }
     if (r->step >= 0) {
         put_key(b, "step", first);
-        sw_buf_printf(b, "%lld", (long long)r->step);
+        put_int(b, r->step);
         first = false;
     }
     put_key(b, "_step", first);
-    sw_buf_printf(b, "%zu, \"_runtime\": %.3f, \"_timestamp\": %.3f}", i,
-                  runtime_of(run, r->time), r->time);
+    put_int(b, (int64_t)i);
+    sw_buf_puts(b, ", \"_runtime\": ");
+    put_seconds(b, runtime_of(run, r->time));
+    sw_buf_puts(b, ", \"_timestamp\": ");
+    put_seconds(b, r->time);
+    sw_buf_putc(b, '}');
 }
 
 /* The summary: each metric's last value, then _step, _runtime and
@@ -101,12 +150,14 @@ static void put_summary(sw_buf *b, const sw_wandb_run *run)
         put_number(b, run->summary[k].has_value ? run->summary[k].value : NAN);
         first = false;
     }
-    if (last)
-        sw_buf_printf(b,
-                      "%s\"_step\": %zu, \"_runtime\": %.3f, "
-                      "\"_timestamp\": %.3f",
-                      first ? "" : ", ", run->n_rows - 1,
-                      runtime_of(run, last->time), last->time);
+    if (last) {
+        put_key(b, "_step", first);
+        put_int(b, (int64_t)run->n_rows - 1);
+        sw_buf_puts(b, ", \"_runtime\": ");
+        put_seconds(b, runtime_of(run, last->time));
+        sw_buf_puts(b, ", \"_timestamp\": ");
+        put_seconds(b, last->time);
+    }
     sw_buf_putc(b, '}');
 }
 

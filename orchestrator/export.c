@@ -71,15 +71,20 @@ static void history_dispose(history *h)
     memset(h, 0, sizeof(*h));
 }
 
+/* The index of `name` among the run's names, in the order they first
+ * came; a new name starts its summary entry. */
 static uint32_t intern(history *h, const char *name)
 {
-    if (h->n_names && strcmp(h->names[h->last_name], name) == 0)
-        return h->last_name;
-    for (size_t i = 0; i < h->n_names; i++)
+    size_t i = h->last_name + 1 < h->n_names ? h->last_name + 1 : 0;
+
+    /* names mostly come in the same order, line after line */
+    for (size_t k = 0; k < h->n_names; k++, i = i + 1 < h->n_names ? i + 1 : 0)
         if (strcmp(h->names[i], name) == 0)
             return h->last_name = (uint32_t)i;
     sw_grow(&h->names, &h->cap_names, h->n_names + 1, sizeof(char *));
     h->names[h->n_names] = sw_strdup(name);
+    h->summary = sw_realloc(h->summary, h->cap_names * sizeof(*h->summary));
+    h->n_summary = h->n_names + 1;
     return h->last_name = (uint32_t)h->n_names++;
 }
 
@@ -136,11 +141,12 @@ static int on_metric_row(void *ctx, int64_t step, const char *name,
                          bool has_value, double value, double time)
 {
     history *h = ctx;
-    uint32_t row = line_of(h, step, time);
+    uint32_t row = line_of(h, step, time), n = intern(h, name);
 
     sw_grow(&h->entries, &h->cap_entries, h->n_entries + 1, sizeof(entry));
-    h->entries[h->n_entries++] =
-        (entry){step, time, row, intern(h, name), has_value, value};
+    h->entries[h->n_entries++] = (entry){step, time, row, n, has_value, value};
+    /* the summary: each name's value that came last */
+    h->summary[n] = (sw_wandb_value){h->names[n], has_value, value};
     if (time > h->rows[row].time)
         h->rows[row].time = time;
     return 0;
@@ -172,25 +178,10 @@ static void lay_out(history *h)
     free(start);
 }
 
-/* Each metric's last value: the store's own answer to "the summary". */
-static int on_last(void *ctx, const char *name, bool has_value, double value)
-{
-    history *h = ctx;
-    uint32_t n = intern(h, name);
-
-    h->summary =
-        sw_realloc(h->summary, (h->n_summary + 1) * sizeof(*h->summary));
-    h->summary[h->n_summary++] =
-        (sw_wandb_value){h->names[n], has_value, value};
-    return 0;
-}
-
 static int read_history(sw_store *st, const char *run_id, history *h)
 {
     int error = sw_store_metric_rows(st, run_id, on_metric_row, h);
 
-    if (error == SW_OK)
-        error = sw_store_last_metrics(st, run_id, on_last, h);
     if (error == SW_OK)
         lay_out(h);
     return error;
