@@ -10,3 +10,4 @@ add_dependencies(test_backends_gpu fake_nvml fake_nvml_old)
 set_property(TEST backends.gpu APPEND PROPERTY ENVIRONMENT
   "FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>"
   "FAKE_NVML_OLD_LIB=$<TARGET_FILE:fake_nvml_old>")
+sw_test(backends wandb sw_backends)
