@@ -11,7 +11,8 @@ serve:  fake_wandb.py serve --port-file F --log L --key K [--fail SPEC] [--delay
         (api:K) on API requests and its absence on uploads.
         --fail takes N:KIND,... where N is a request number (from 1) or
         "all", and KIND is 401, 403, 429 (with Retry-After: 1), 500, drop
-        (the connection closed without an answer) or slow (2 s late).
+        (the connection closed without an answer), slow (2 s late) or gql
+        (200 with a GraphQL error).
         --sink (for benchmarks) reads file_stream bodies without parsing
         them and logs nothing.
         GET /_fake/state answers the server's state as JSON.
@@ -108,6 +109,9 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(2)
         elif kind == "429":
             self.answer(429, {"error": "rate limited"}, [("Retry-After", "1")])
+        elif kind == "gql":
+            self.answer(200, {"data": None,
+                              "errors": [{"message": "injected\nGraphQL error"}]})
         else:
             self.answer(int(kind), {"errors": [{"message": "injected " + kind}]})
         return True

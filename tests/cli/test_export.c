@@ -10,8 +10,9 @@
  * nothing sent; an export killed with SIGKILL halfway is finished by the
  * next with no line sent twice or skipped; 429, 500, a dropped connection
  * and a slow answer are survived; a 401 is one clear line without the
- * key; a dry run sends and records nothing; the key is read from netrc;
- * a dirty tree's diff.patch is uploaded with the run's commit.
+ * key, and a GraphQL error is reported as one; a dry run sends and records
+ * nothing; the key is read from netrc; a dirty tree's diff.patch is uploaded
+ * with the run's commit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -398,6 +399,33 @@ static void test_401_is_one_clear_line(void **state)
     free(sweep);
 }
 
+static void test_graphql_error_is_reported_as_such(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 2, 10), *err_path, *err;
+    const char *fail[] = {"--fail", "2:gql", NULL};
+
+    start_server(f, fail);
+    err_path = sw_aprintf("%s/stderr.txt", f->h.dir);
+    unlink(err_path);
+    assert_int_equal(export(f, sweep, NULL, NULL), 1);
+    err = sw_test_slurp(err_path, NULL);
+    assert_non_null(err);
+    assert_string_equal(err, "sweep export: W&B GraphQL error in UpsertBucket: "
+                             "injected GraphQL error\n");
+    /* the sweep was created and recorded; the run was not */
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from exports where "
+                                       "run_id is null and remote_id is not "
+                                       "null"),
+                     1);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from exports where "
+                                       "run_id is not null"),
+                     0);
+    free(err);
+    free(err_path);
+    free(sweep);
+}
+
 static void test_dry_run_sends_and_records_nothing(void **state)
 {
     fixture *f = *state;
@@ -505,6 +533,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_401_is_one_clear_line, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_graphql_error_is_reported_as_such,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_records_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
