@@ -119,24 +119,36 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
     return len;
 }
 
-/* The headers of one request; the caller frees the list. */
+/* Appends `s` to *list; on failure frees the list and leaves NULL. */
+static bool append(struct curl_slist **list, const char *s)
+{
+    struct curl_slist *next = curl_slist_append(*list, s);
+
+    if (!next) {
+        curl_slist_free_all(*list);
+        *list = NULL;
+        return false;
+    }
+    *list = next;
+    return true;
+}
+
+/* The headers of one request; the caller frees the list (NULL: out of
+ * memory). */
 static struct curl_slist *headers_of(const sw_wandb_http *h,
                                      const sw_wandb__req *r)
 {
-    struct curl_slist *list = NULL, *next;
+    struct curl_slist *list = NULL;
 
     /* no "Expect: 100-continue" round trip before large bodies */
-    list = curl_slist_append(list, "Expect:");
-    if (r->auth && list) {
-        list = (next = curl_slist_append(list, h->auth)) ? next : NULL;
-        if (list)
-            list = (next = curl_slist_append(list,
-                                             "Content-Type: application/json"))
-                       ? next
-                       : NULL;
-    }
-    for (size_t i = 0; list && i < r->n_headers; i++)
-        list = (next = curl_slist_append(list, r->headers[i])) ? next : NULL;
+    if (!append(&list, "Expect:"))
+        return NULL;
+    if (r->auth && (!append(&list, h->auth) ||
+                    !append(&list, "Content-Type: application/json")))
+        return NULL;
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (!append(&list, r->headers[i]))
+            return NULL;
     return list;
 }
 

@@ -106,9 +106,10 @@ static void rehash(history *h)
     h->cap_slots = n ? n * 2 : 1024;
     h->slots = sw_calloc(h->cap_slots, sizeof(slot));
     for (size_t i = 0; i < n; i++) {
-        size_t j = key_hash(old[i].step, old[i].time) & (h->cap_slots - 1);
+        size_t j;
         if (!old[i].used)
             continue;
+        j = key_hash(old[i].step, old[i].time) & (h->cap_slots - 1);
         while (h->slots[j].used)
             j = (j + 1) & (h->cap_slots - 1);
         h->slots[j] = old[i];
