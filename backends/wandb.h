@@ -42,11 +42,12 @@ typedef struct {
     double backoff_s;     /* the first retry's wait; 0: 0.5 s */
     double timeout_s;     /* per request; 0: 300 s */
     size_t max_request;   /* bytes per body; 0: SW_WANDB_MAX_REQUEST */
+    FILE *notices;        /* non-NULL: a line here before each retry */
 } sw_wandb_opts;
 
 #define SW_WANDB_OPTS_INIT                                                     \
     {                                                                          \
-        SW_WANDB_OPTS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0           \
+        SW_WANDB_OPTS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL     \
     }
 
 /* Opens a session: reads the key (not needed for a dry run) and checks

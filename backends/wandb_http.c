@@ -34,6 +34,7 @@ struct sw_wandb_http {
     double backoff_s, timeout_s;
     int64_t count;
     double retry_after; /* of the last answer; < 0: none */
+    FILE *notices;
 };
 
 /* splitmix64: small, seeded, and good enough for jitter. */
@@ -73,6 +74,7 @@ int sw_wandb__http_new(sw_wandb_http **out, const char *base_url,
     h->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 10;
     h->backoff_s = opts->backoff_s > 0 ? opts->backoff_s : 0.5;
     h->timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 300;
+    h->notices = opts->notices;
     *out = h;
     return SW_OK;
 }
@@ -264,11 +266,29 @@ static int failed(const sw_wandb_http *h, const sw_wandb__req *r, CURLcode rc,
                         attempts, attempts == 1 ? "" : "s");
 }
 
+/* Says on the notices stream why and how long it waits. */
+static void notice(const sw_wandb_http *h, const sw_wandb__req *r, CURLcode rc,
+                   long st, int n, double wait)
+{
+    char why[64];
+
+    if (rc != CURLE_OK)
+        snprintf(why, sizeof(why), "%s", curl_easy_strerror(rc));
+    else
+        snprintf(why, sizeof(why), "HTTP %ld", st);
+    fprintf(h->notices,
+            "sweep export: W&B at %s: %s: %s (attempt %d of %d), trying "
+            "again in %.1f s\n",
+            h->base_url, r->what, why, n, h->max_attempts, wait);
+    fflush(h->notices);
+}
+
 int sw_wandb__http_send(sw_wandb_http *h, const sw_wandb__req *r,
                         sw_buf *answer)
 {
     CURLcode rc;
     long st = 0;
+    double wait;
 
     for (int n = 1;; n++) {
         rc = perform(h, r, answer, &st);
@@ -279,6 +299,9 @@ int sw_wandb__http_send(sw_wandb_http *h, const sw_wandb__req *r,
         if (!(rc == CURLE_OK ? st == 429 || st >= 500 : transient(rc)) ||
             n >= h->max_attempts)
             return failed(h, r, rc, st, answer, n);
-        nap(wait_for(h, n));
+        wait = wait_for(h, n);
+        if (h->notices)
+            notice(h, r, rc, st, n, wait);
+        nap(wait);
     }
 }

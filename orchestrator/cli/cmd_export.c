@@ -169,6 +169,7 @@ int sw_cmd_export(int argc, char **argv)
     a.o.wandb.backoff_s = env_number("SWEEP_WANDB_BACKOFF", 0);
     a.o.wandb.timeout_s = env_number("SWEEP_WANDB_TIMEOUT", 0);
     a.o.progress = !a.quiet && isatty(STDERR_FILENO);
+    a.o.wandb.notices = a.quiet ? NULL : stderr;
     error = sw_export_wandb(st, &a.o, &stats);
     if (error == SW_OK)
         report(&a, &stats, now_s() - t0);

@@ -145,6 +145,30 @@ static void test_sweep_config_gets_a_local_controller(void **state)
     close_dry(&s);
 }
 
+static void test_sweep_address(void **state)
+{
+    sw_wandb_opts o = SW_WANDB_OPTS_INIT;
+    sw_wandb *w = NULL;
+    char *url;
+
+    (void)state;
+    o.dry_run = stdout;
+    o.entity = "team";
+    o.project = "p";
+    o.base_url = "https://api.wandb.ai";
+    assert_int_equal(sw_wandb_open(&w, &o), SW_OK);
+    url = sw_wandb_sweep_url(w, "abcd1234");
+    assert_string_equal(url, "https://wandb.ai/team/p/sweeps/abcd1234");
+    free(url);
+    sw_wandb_close(w);
+    o.base_url = "http://wandb.local:8080";
+    assert_int_equal(sw_wandb_open(&w, &o), SW_OK);
+    url = sw_wandb_sweep_url(w, "abcd1234");
+    assert_string_equal(url, "http://wandb.local:8080/team/p/sweeps/abcd1234");
+    free(url);
+    sw_wandb_close(w);
+}
+
 static void test_run_names_are_stable_and_short(void **state)
 {
     char a[9], b[9], c[9];
@@ -363,6 +387,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_checks_names_and_base),
         cmocka_unit_test(test_sweep_config_gets_a_local_controller),
+        cmocka_unit_test(test_sweep_address),
         cmocka_unit_test(test_run_names_are_stable_and_short),
         cmocka_unit_test(test_key_from_env_then_netrc),
         cmocka_unit_test(test_history_split_under_the_limit),
