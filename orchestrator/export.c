@@ -335,6 +335,8 @@ static int export_run(exporter *x, const sw_run_rec *r)
     if (error == SW_OK) {
         run_of(x, r, git, &h, &run);
         m = mark_of(&x->rec, r);
+        if (x->o->resend)
+            m = (sw_wandb_mark){0, -1, false, false, 0, 0};
         x->run_rows = 0;
         x->stats->sent += !sw_wandb_run_done(&run, &m);
         x->end_state = run.ended ? sw_run_state_name(r->state) : NULL;
@@ -379,6 +381,12 @@ static int open_sweep(exporter *x, const sw_sweep_rec *s)
     sw_export_rec rec;
     int error = sweep_rec(x, &rec);
 
+    if (error == SW_OK && x->o->resend) {
+        free(rec.remote_id);
+        free(rec.remote_node);
+        free(rec.state);
+        rec.remote_id = rec.remote_node = rec.state = NULL;
+    }
     if (error == SW_OK && !rec.remote_id) {
         error = sw_wandb_upsert_sweep(x->w, NULL, s->config,
                                       s->name ? s->name : s->id, NULL,

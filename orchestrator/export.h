@@ -20,6 +20,9 @@ typedef struct {
     sw_wandb_opts wandb; /* entity and project required; dry_run: print
                             only, and record nothing */
     bool progress;       /* redraw a progress line on stderr */
+    bool resend;         /* forget what earlier exports recorded: a new
+                            W&B sweep, and each run sent again from what
+                            W&B says it holds */
 } sw_export_opts;
 
 typedef struct {

@@ -21,7 +21,7 @@
 
 static const char help[] =
     "usage: sweep export wandb SWEEP --entity E --project P [--run RUN]...\n"
-    "                          [--dry-run] [--quiet]\n\n"
+    "                          [--dry-run] [--quiet] [--resend]\n\n"
     "Writes the sweep's runs to Weights & Biases over its API: config,\n"
     "metric history, summary, state, git commit and diff, under one W&B\n"
     "sweep. Safe to run again (only what is new is sent) and to interrupt.\n\n"
@@ -30,7 +30,9 @@ static const char help[] =
     "                WANDB_PROJECT)\n"
     "  --run RUN     only this run (repeatable; RUN or its number)\n"
     "  --dry-run     print the requests as JSON lines; send nothing\n"
-    "  --quiet       no progress and no summary line\n\n"
+    "  --quiet       no progress and no summary line\n"
+    "  --resend      forget earlier exports to this project (after runs\n"
+    "                were deleted in W&B): a new W&B sweep, every run again\n\n"
     "The API key is WANDB_API_KEY, else ~/.netrc (`wandb login`);\n"
     "WANDB_BASE_URL sets the server. See docs/wandb.md.\n";
 
@@ -62,6 +64,7 @@ static int parse(int argc, char **argv, args *a)
         {"run", required_argument, NULL, 'r'},
         {"dry-run", no_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
+        {"resend", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0}};
     int c;
 
@@ -82,6 +85,8 @@ static int parse(int argc, char **argv, args *a)
             a->o.wandb.dry_run = stdout;
         } else if (c == 'q') {
             a->quiet = true;
+        } else if (c == 'R') {
+            a->o.resend = true;
         } else {
             return sw_cli_usage("export", "unknown option");
         }

@@ -15,7 +15,8 @@ serve:  fake_wandb.py serve --port-file F --log L --key K [--fail SPEC] [--delay
         (200 with a GraphQL error).
         --sink (for benchmarks) reads file_stream bodies without parsing
         them and logs nothing.
-        GET /_fake/state answers the server's state as JSON.
+        GET /_fake/state answers the server's state as JSON; POST
+        /_fake/reset forgets every sweep and run (a deleted project).
 
 report: fake_wandb.py report --log L --port-file F [--from N]
         Prints one JSON object: what the requests of L from line N on did
@@ -120,6 +121,11 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.body()
         if self.path == "/_fake/state":
             return self.answer(200, state_view())
+        if self.path == "/_fake/reset":  # as if the project were deleted
+            with S.lock:
+                S.sweeps.clear()
+                S.runs.clear()
+            return self.answer(200, {})
         with S.lock:
             S.count += 1
             S.bytes += len(raw)

@@ -321,6 +321,44 @@ static void test_export_20_runs_then_nothing_new(void **state)
     free(sweep);
 }
 
+/* Forgets every sweep and run the fake holds, as if the W&B project had
+ * been deleted. */
+static void reset_server(const fixture *f)
+{
+    char *cmd = sw_aprintf("/usr/bin/python3 -c \"import urllib.request as u;"
+                           " u.urlopen(u.Request('%s/_fake/reset', b''))\"",
+                           f->url);
+
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
+static void test_resend_after_a_deleted_project(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 3, 100), *out = NULL;
+    const char *resend[] = {"--resend", NULL};
+    sw_value *rep;
+
+    start_server(f, NULL);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    reset_server(f);
+    assert_int_equal(export(f, sweep, NULL, &out), 0); /* records: all sent */
+    free(out);
+    rep = report(f, 0);
+    assert_int_equal(sw_value_map_get(rep, "runs")->u.map.len, 0);
+    sw_value_free(rep);
+    assert_int_equal(export(f, sweep, resend, &out), 0);
+    assert_non_null(strstr(out, "/ent/proj/sweeps/sw000001"));
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    expect_complete(f, rep, 3, 100);
+    sw_value_free(rep);
+    free(sweep);
+}
+
 static void test_killed_export_resumes(void **state)
 {
     fixture *f = *state;
@@ -529,6 +567,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_export_resumes, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_resend_after_a_deleted_project,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_retries_survive_429_500_drop_slow,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_401_is_one_clear_line, setup,
