@@ -6,7 +6,8 @@
  * "operationName"}; a JSONString variable carries JSON inside a string.
  * A run is exported as UpsertBucket (creating or updating it, and telling
  * how many history lines W&B already holds), then CreateRunFiles and a PUT
- * of its diff.patch, then file_stream requests (wandb_stream.c). W&B's
+ * of each file W&B lacks (wandb-metadata.json, the run's diff.patch), then
+ * file_stream requests (wandb_stream.c). W&B's
  * historyLineCount is trusted over the caller's record when it is ahead:
  * an export killed after W&B took a request but before the caller
  * recorded it resumes after those lines, never sending them again.
@@ -14,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/wandb_internal.h"
@@ -278,6 +280,7 @@ static const gql_op create_run_files = {
     " $entity, projectName: $project, runName: $run, files: $files}) {"
     " runID uploadHeaders files { name uploadUrl } } }",
     "{\"createRunFiles\": {\"uploadHeaders\": [], \"files\": [{\"name\":"
+    " \"wandb-metadata.json\", \"uploadUrl\": \"<uploadUrl>\"}, {\"name\":"
     " \"diff.patch\", \"uploadUrl\": \"<uploadUrl>\"}]}}"};
 
 /* Posts `q` with `vars` (consumed) and gives the answer's data.FIELD in
@@ -518,59 +521,132 @@ static char *slurp(const char *path, size_t *len)
     return sw_buf_detach(&b);
 }
 
-/* PUTs `bytes` to the upload URL W&B gave, with its headers and without
- * our Authorization. */
-static int put_file(sw_wandb *w, const cJSON *ans, const char *bytes,
-                    size_t len)
+/* wandb-metadata.json, as W&B's clients write it: what its Overview
+ * shows (program, arguments, host, start, git remote and commit). */
+static char *metadata(const sw_wandb_run *run)
+{
+    cJSON *m = cJSON_CreateObject(), *args = cJSON_Parse(run->argv);
+    char when[40], *text;
+    time_t t = (time_t)run->started_at;
+    struct tm tm;
+
+    if (run->program)
+        cJSON_AddStringToObject(m, "program", run->program);
+    if (cJSON_IsArray(args) && cJSON_GetArraySize(args) > 0) {
+        cJSON_DeleteItemFromArray(args, 0); /* the program itself */
+        cJSON_AddItemToObject(m, "args", args);
+    } else {
+        cJSON_Delete(args);
+    }
+    if (run->host)
+        cJSON_AddStringToObject(m, "host", run->host);
+    if (run->started_at > 0 && gmtime_r(&t, &tm)) {
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%06dZ",
+                 (int)((run->started_at - (double)t) * 1e6));
+        cJSON_AddStringToObject(m, "startedAt", when);
+    }
+    if (run->commit || run->repo) {
+        cJSON *git = cJSON_AddObjectToObject(m, "git");
+        add_str(git, "remote", run->repo);
+        add_str(git, "commit", run->commit);
+    }
+    text = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    return text;
+}
+
+/* A file to upload: its name in the run and its bytes. */
+typedef struct {
+    const char *name;
+    char *bytes;
+    size_t len;
+} upload;
+
+/* The files W&B lacks, as SW_WANDB__META | SW_WANDB__PATCH, read into
+ * `up` (the caller frees the bytes); *n gets how many. */
+static int files_owed(const sw_wandb_run *run, const sw_wandb_mark *mark,
+                      upload up[2], size_t *n, unsigned *which)
+{
+    *n = 0;
+    *which = 0;
+    if (!mark->meta) {
+        up[*n].name = "wandb-metadata.json";
+        up[*n].bytes = metadata(run);
+        up[*n].len = strlen(up[*n].bytes);
+        (*n)++;
+        *which |= SW_WANDB__META;
+    }
+    if (run->patch && !mark->patch) {
+        up[*n].name = "diff.patch";
+        if (!(up[*n].bytes = slurp(run->patch, &up[*n].len)))
+            return sw_error_set(SW_EIO, "run %s: cannot read %s", run->id,
+                                run->patch);
+        (*n)++;
+        *which |= SW_WANDB__PATCH;
+    }
+    return SW_OK;
+}
+
+/* PUTs `up` to the upload URL W&B gave for it, with W&B's headers and
+ * without our Authorization. */
+static int put_file(sw_wandb *w, const cJSON *ans, const upload *up)
 {
     const cJSON *hdrs = cJSON_GetObjectItemCaseSensitive(ans, "uploadHeaders");
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(ans, "files");
-    const char *url = str_of(cJSON_GetArrayItem(files, 0), "uploadUrl");
-    const char *list[16];
+    const cJSON *f;
+    const char *url = NULL, *list[16];
     size_t n = 0;
     sw_buf answer = SW_BUF_INIT;
     int error;
 
+    cJSON_ArrayForEach(f, files)
+    {
+        const char *fname = str_of(f, "name");
+        if (fname && strcmp(fname, up->name) == 0)
+            url = str_of(f, "uploadUrl");
+    }
     if (!url)
         return sw_error_set(SW_EIO,
-                            "W&B at %s: CreateRunFiles: no upload URL "
-                            "for diff.patch",
-                            w->base);
+                            "W&B at %s: CreateRunFiles: no upload URL for %s",
+                            w->base, up->name);
     for (int i = 0; i < cJSON_GetArraySize(hdrs) && n < 16; i++)
         if (cJSON_IsString(cJSON_GetArrayItem(hdrs, i)))
             list[n++] = cJSON_GetArrayItem(hdrs, i)->valuestring;
-    error = sw_wandb__send(
-        w, &(sw_wandb__req){"PUT", url, list, n, false, bytes, len, "upload"},
-        &answer);
+    error = sw_wandb__send(w,
+                           &(sw_wandb__req){"PUT", url, list, n, false,
+                                            up->bytes, up->len, "upload"},
+                           &answer);
     sw_buf_dispose(&answer);
     return error;
 }
 
-/* Uploads the run's diff.patch: CreateRunFiles, then a PUT. */
-static int upload_patch(sw_wandb *w, const sw_wandb_run *run, const char *name)
+/* Uploads the run's files W&B lacks: one CreateRunFiles, then a PUT
+ * each. *which gets what was uploaded. */
+static int upload_files(sw_wandb *w, const sw_wandb_run *run, const char *name,
+                        const sw_wandb_mark *mark, unsigned *which)
 {
-    cJSON *vars = cJSON_CreateObject(), *files = cJSON_CreateArray();
-    cJSON *root = NULL, *ans = NULL;
-    size_t len = 0;
-    char *bytes = slurp(run->patch, &len);
-    int error;
+    cJSON *vars = NULL, *files, *root = NULL, *ans = NULL;
+    upload up[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
+    size_t n = 0;
+    int error = files_owed(run, mark, up, &n, which);
 
-    if (!bytes) {
-        cJSON_Delete(vars);
-        cJSON_Delete(files);
-        return sw_error_set(SW_EIO, "run %s: cannot read %s", run->id,
-                            run->patch);
-    }
+    if (error < 0 || n == 0)
+        goto done;
+    vars = cJSON_CreateObject();
     cJSON_AddStringToObject(vars, "entity", w->entity);
     cJSON_AddStringToObject(vars, "project", w->project);
     cJSON_AddStringToObject(vars, "run", name);
-    cJSON_AddItemToArray(files, cJSON_CreateString("diff.patch"));
-    cJSON_AddItemToObject(vars, "files", files);
+    files = cJSON_AddArrayToObject(vars, "files");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(files, cJSON_CreateString(up[i].name));
     error = graphql(w, &create_run_files, vars, &root, &ans);
-    if (error == SW_OK)
-        error = put_file(w, ans, bytes, len);
+    for (size_t i = 0; error == SW_OK && i < n; i++)
+        error = put_file(w, ans, &up[i]);
+done:
     cJSON_Delete(root);
-    free(bytes);
+    for (size_t i = 0; i < 2; i++)
+        free(up[i].bytes);
     return error;
 }
 
@@ -578,7 +654,8 @@ bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark)
 {
     return mark->history >= (int64_t)run->n_rows &&
            mark->summary == (int64_t)run->n_rows &&
-           (!run->ended || mark->ended) && (!run->patch || mark->patch);
+           (!run->ended || mark->ended) && (!run->patch || mark->patch) &&
+           mark->meta;
 }
 
 int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
@@ -587,7 +664,7 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
     int64_t before = w->http ? sw_wandb__http_count(w->http) : w->printed;
     int64_t lines = 0;
     char name[9];
-    bool upload = run->patch && !mark->patch;
+    unsigned uploaded = 0;
     int error;
 
     mark->requests = mark->rows_sent = 0;
@@ -603,10 +680,9 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
         if (fn && (error = fn(ctx, mark)) != 0)
             goto done;
     }
-    if (upload && (error = upload_patch(w, run, name)) < 0)
+    if ((error = upload_files(w, run, name, mark, &uploaded)) < 0)
         goto done;
-    error = sw_wandb__stream(w, run, name, upload ? "diff.patch" : NULL, mark,
-                             fn, ctx);
+    error = sw_wandb__stream(w, run, name, uploaded, mark, fn, ctx);
 done:
     mark->requests =
         (w->http ? sw_wandb__http_count(w->http) : w->printed) - before;

@@ -105,6 +105,7 @@ typedef struct {
     const char *program;      /* the trial's program */
     const char *host;         /* where it ran */
     const char *patch;        /* path of its diff.patch */
+    const char *argv;         /* JSON array: its command line */
     const char *tag;          /* one tag, such as "stopped" */
     double started_at;        /* unix seconds: _runtime counts from it */
     bool ended;               /* false: still running, sent as running */
@@ -123,6 +124,7 @@ typedef struct {
     int64_t summary;   /* history lines the sent summary covers; -1 none */
     bool ended;        /* the run's end (complete, exitcode) was sent */
     bool patch;        /* diff.patch was uploaded */
+    bool meta;         /* wandb-metadata.json was uploaded */
     int64_t requests;  /* made for this run by this export */
     int64_t rows_sent; /* history lines sent by this export */
 } sw_wandb_mark;
@@ -136,7 +138,8 @@ typedef int (*sw_wandb_mark_fn)(void *ctx, const sw_wandb_mark *mark);
 bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark);
 
 /* Sends what `mark` says W&B lacks of `run`: the run itself (config, git
- * facts, sweep), its diff.patch, the history lines from the mark on (in
+ * facts, sweep), its files (wandb-metadata.json, diff.patch), the history
+ * lines from the mark on (in
  * requests under the size limit), the summary, and its end. A run
  * already done sends nothing. */
 int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,

@@ -60,11 +60,14 @@ struct sw_wandb {
  * redacted: then *answer is left empty). */
 int sw_wandb__send(sw_wandb *w, const sw_wandb__req *r, sw_buf *answer);
 
+/* The run files the exporter uploads, as bits. */
+enum { SW_WANDB__META = 1, SW_WANDB__PATCH = 2 };
+
 /* Sends the run's history from mark->history on, its summary, its end
- * and `uploaded` (the names of files uploaded, NULL for none), in
+ * and the files just uploaded (`uploaded`, SW_WANDB__* bits), in
  * file_stream requests under the size limit; updates *mark after each. */
 int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
-                     const char *uploaded, sw_wandb_mark *mark,
+                     unsigned uploaded, sw_wandb_mark *mark,
                      sw_wandb_mark_fn fn, void *ctx);
 
 /* Appends `s` as a JSON string. */

@@ -165,7 +165,7 @@ static void put_summary(sw_buf *b, const sw_wandb_run *run)
  * uploaded files and the run's end. Starts with the summary's entry in
  * "files" (the caller closes "files" before it when there is no
  * history). */
-static void put_tail(sw_buf *b, const sw_wandb_run *run, const char *uploaded,
+static void put_tail(sw_buf *b, const sw_wandb_run *run, unsigned uploaded,
                      bool after_history)
 {
     sw_buf summary = SW_BUF_INIT;
@@ -175,11 +175,12 @@ static void put_tail(sw_buf *b, const sw_wandb_run *run, const char *uploaded,
                   after_history ? ", " : "");
     sw_wandb__json_str(b, summary.ptr, summary.len);
     sw_buf_puts(b, "]}}");
-    if (uploaded) {
-        sw_buf_puts(b, ", \"uploaded\": [");
-        sw_wandb__json_str(b, uploaded, strlen(uploaded));
-        sw_buf_putc(b, ']');
-    }
+    if (uploaded)
+        sw_buf_printf(
+            b, ", \"uploaded\": [%s%s%s]",
+            uploaded & SW_WANDB__META ? "\"wandb-metadata.json\"" : "",
+            uploaded == (SW_WANDB__META | SW_WANDB__PATCH) ? ", " : "",
+            uploaded & SW_WANDB__PATCH ? "\"diff.patch\"" : "");
     if (run->ended)
         sw_buf_printf(b, ", \"complete\": true, \"exitcode\": %d",
                       run->exit_code);
@@ -237,7 +238,7 @@ static int post(sw_wandb *w, const char *url, const sw_buf *body)
 }
 
 int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
-                     const char *uploaded, sw_wandb_mark *mark,
+                     unsigned uploaded, sw_wandb_mark *mark,
                      sw_wandb_mark_fn fn, void *ctx)
 {
     char *url =
@@ -270,7 +271,8 @@ int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
         if (last) {
             mark->summary = (int64_t)run->n_rows;
             mark->ended = run->ended;
-            mark->patch = mark->patch || uploaded;
+            mark->patch = mark->patch || (uploaded & SW_WANDB__PATCH);
+            mark->meta = mark->meta || (uploaded & SW_WANDB__META);
         }
         if (fn)
             error = fn(ctx, mark);

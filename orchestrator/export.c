@@ -263,6 +263,7 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
     run->program = x->program;
     run->host = x->host;
     run->patch = patch && access(patch, R_OK) == 0 ? patch : NULL;
+    run->argv = r->argv;
     run->started_at = r->created_at > 0 ? r->created_at : r->started_at;
     end_of(r, run);
     run->rows = h->rows;
@@ -274,13 +275,14 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
 /* What earlier exports sent of the run, as the exporter's mark. */
 static sw_wandb_mark mark_of(const sw_export_rec *rec, const sw_run_rec *r)
 {
-    sw_wandb_mark m = {0, -1, false, false, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
 
     m.history = rec->history;
     m.summary = rec->summary;
     m.ended =
         rec->state && strcmp(rec->state, sw_run_state_name(r->state)) == 0;
     m.patch = rec->files && strstr(rec->files, "diff.patch") != NULL;
+    m.meta = rec->files && strstr(rec->files, "wandb-metadata.json") != NULL;
     return m;
 }
 
@@ -296,7 +298,12 @@ static int on_mark(void *ctx, const sw_wandb_mark *m)
         rec->history = m->history;
         rec->summary = m->summary;
         free(rec->files);
-        rec->files = m->patch ? sw_strdup("diff.patch") : NULL;
+        rec->files =
+            m->meta || m->patch
+                ? sw_aprintf("%s%s%s", m->meta ? "wandb-metadata.json" : "",
+                             m->meta && m->patch ? " " : "",
+                             m->patch ? "diff.patch" : "")
+                : NULL;
         if (m->ended && x->end_state) { /* the state whose end was sent */
             free(rec->state);
             rec->state = sw_strdup(x->end_state);
@@ -336,7 +343,7 @@ static int export_run(exporter *x, const sw_run_rec *r)
         run_of(x, r, git, &h, &run);
         m = mark_of(&x->rec, r);
         if (x->o->resend)
-            m = (sw_wandb_mark){0, -1, false, false, 0, 0};
+            m = (sw_wandb_mark){0, -1, false, false, false, 0, 0};
         x->run_rows = 0;
         x->stats->sent += !sw_wandb_run_done(&run, &m);
         x->end_state = run.ended ? sw_run_state_name(r->state) : NULL;

@@ -268,7 +268,7 @@ static int count_marks(void *ctx, const sw_wandb_mark *m)
 static void test_history_split_under_the_limit(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {0, -1, false, false, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
     session s;
     char *text;
     sw_value *v;
@@ -285,15 +285,25 @@ static void test_history_split_under_the_limit(void **state)
     assert_true(m.ended);
     text = printed(&s);
     reqs = (int)m.requests;
-    assert_true(reqs > 3); /* UpsertBucket and several file_streams */
-    assert_int_equal(marks, reqs - 1);
+    /* UpsertBucket, CreateRunFiles, a PUT, then several file_streams */
+    assert_true(reqs > 5);
+    assert_int_equal(marks, reqs - 3);
     v = request(text, 0);
     assert_string_equal(at(v, "body/variables/config")->u.s,
                         "{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
                         "3}}}");
     assert_string_equal(at(v, "body/variables/displayName")->u.s, "s1-1");
     sw_value_free(v);
-    for (int i = 1; i < reqs; i++) {
+    v = request(text, 1);
+    assert_string_equal(at(v, "body/operationName")->u.s, "CreateRunFiles");
+    assert_string_equal(at(v, "body/variables/files")->u.list.items[0]->u.s,
+                        "wandb-metadata.json");
+    sw_value_free(v);
+    v = request(text, 2);
+    assert_string_equal(at(v, "method")->u.s, "PUT");
+    assert_null(sw_value_map_get(at(v, "headers"), "Authorization"));
+    sw_value_free(v);
+    for (int i = 3; i < reqs; i++) {
         const sw_value *h, *content;
         v = request(text, i);
         assert_string_equal(at(v, "url")->u.s,
@@ -315,6 +325,8 @@ static void test_history_split_under_the_limit(void **state)
     assert_int_equal(next, 300);
     v = request(text, reqs - 1);
     assert_int_equal(at(v, "body/exitcode")->u.i, 0);
+    assert_string_equal(at(v, "body/uploaded")->u.list.items[0]->u.s,
+                        "wandb-metadata.json");
     assert_string_equal(
         at(v, "body/files/wandb-summary.json/content")->u.list.items[0]->u.s,
         "{\"loss\": 0.0033333333333333335, \"acc\": -0.5, \"_step\": 299, "
@@ -328,7 +340,7 @@ static void test_history_split_under_the_limit(void **state)
 static void test_resume_and_done(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {250, -1, false, false, 0, 0};
+    sw_wandb_mark m = {250, -1, false, false, false, 0, 0};
     session s;
     char *text;
     sw_value *v;
@@ -338,10 +350,11 @@ static void test_resume_and_done(void **state)
     r->run.ended = false;
     open_dry(&s, 0);
     assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
-    assert_int_equal(m.requests, 2);
+    assert_int_equal(m.requests, 4); /* UpsertBucket, CreateRunFiles, PUT */
     assert_int_equal(m.rows_sent, 50);
+    assert_true(m.meta);
     text = printed(&s);
-    v = request(text, 1);
+    v = request(text, 3);
     assert_int_equal(at(v, "body/files/wandb-history.jsonl/offset")->u.i, 250);
     assert_null(sw_value_map_get(at(v, "body"), "complete")); /* running */
     sw_value_free(v);
@@ -356,7 +369,7 @@ static void test_resume_and_done(void **state)
     assert_int_equal(m.requests, 2);
     assert_int_equal(m.rows_sent, 0);
     text = printed(&s);
-    v = request(text, 3);
+    v = request(text, 5);
     assert_null(sw_value_map_get(at(v, "body/files"), "wandb-history.jsonl"));
     assert_int_equal(at(v, "body/exitcode")->u.i, 3);
     sw_value_free(v);
@@ -368,7 +381,7 @@ static void test_resume_and_done(void **state)
 static void test_a_line_over_the_limit_is_refused(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {0, -1, false, false, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
     session s;
 
     (void)state;

@@ -420,6 +420,7 @@ def state_view():
                 "exitcode": r["exitcode"], "uploaded": r["uploaded"],
                 "files": sorted(r["files"]),
                 "patch": r["files"].get("diff.patch"),
+                "metadata": json.loads(r["files"].get("wandb-metadata.json", "null")),
                 "summary": {k: finite(v) for k, v in summary.items()},
                 "first_line": r["lines"][0] if r["lines"] else None,
             }

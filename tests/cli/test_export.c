@@ -247,6 +247,15 @@ static const char *str(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
+/* The member `key` of `v`, which must be there. */
+static const sw_value *at(const sw_value *v, const char *key)
+{
+    const sw_value *x = sw_value_map_get(v, key);
+
+    assert_non_null(x);
+    return x;
+}
+
 /* No request of the report was malformed (the fake lists each one). */
 static void expect_no_problems(const sw_value *rep)
 {
@@ -284,6 +293,11 @@ static void expect_complete(fixture *f, const sw_value *rep, int runs,
             sw_value_map_get(sw_value_map_get(r, "summary"), "loss"));
         assert_int_equal(num(sw_value_map_get(r, "summary"), "_step"),
                          steps - 1);
+        assert_string_equal(
+            sw_value_map_get(r, "uploaded")->u.list.items[0]->u.s,
+            "wandb-metadata.json");
+        assert_non_null(strstr(str(at(r, "metadata"), "program"), "train.sh"));
+        assert_non_null(str(at(r, "metadata"), "startedAt"));
         free(sql);
     }
 }
@@ -306,6 +320,8 @@ static void test_export_20_runs_then_nothing_new(void **state)
     assert_int_equal(num(rep, "rows_sent"), 20000);
     assert_int_equal(num(sw_value_map_get(rep, "ops"), "UpsertSweep"), 2);
     assert_int_equal(num(sw_value_map_get(rep, "ops"), "UpsertBucket"), 20);
+    assert_int_equal(num(sw_value_map_get(rep, "ops"), "CreateRunFiles"), 20);
+    assert_int_equal(num(sw_value_map_get(rep, "ops"), "upload"), 20);
     sw = sw_value_map_get(sw_value_map_get(rep, "sweeps"), "sw000001");
     assert_string_equal(str(sw, "state"), "FINISHED");
     assert_non_null(strstr(str(sw, "config"), "controller:\n  type: local"));
@@ -478,14 +494,17 @@ static void test_dry_run_sends_and_records_nothing(void **state)
     for (line = out; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
         *nl = 0;
         assert_int_equal(sw_json_parse(&v, line, strlen(line)), SW_OK);
-        assert_string_equal(
-            str(sw_value_map_get(v, "headers"), "Authorization"),
-            "Basic <redacted>");
+        if (strcmp(str(v, "method"), "PUT") == 0) /* uploads: no key */
+            assert_null(str(at(v, "headers"), "Authorization"));
+        else
+            assert_string_equal(str(at(v, "headers"), "Authorization"),
+                                "Basic <redacted>");
         sw_value_free(v);
         lines++;
     }
-    /* UpsertSweep, 2 x (UpsertBucket, file_stream), UpsertSweep */
-    assert_int_equal(lines, 6);
+    /* UpsertSweep, 2 x (UpsertBucket, CreateRunFiles, PUT, file_stream),
+     * UpsertSweep */
+    assert_int_equal(lines, 10);
     assert_int_equal(log_lines(f), 0);
     assert_int_equal(sw_h_count(&f->h, "select count(*) from exports"), 0);
     free(out);
@@ -545,13 +564,18 @@ static void test_commit_and_patch_uploaded(void **state)
     assert_int_equal(export(f, sweep, NULL, &out), 0);
     rep = report(f, 0);
     expect_no_problems(rep);
-    assert_int_equal(num(sw_value_map_get(rep, "ops"), "upload"), 2);
+    assert_int_equal(num(sw_value_map_get(rep, "ops"), "upload"), 4);
     r = sw_value_map_get(rep, "runs")->u.map.vals[0];
     assert_non_null(strstr(str(r, "patch"), "+b"));
     assert_string_equal(str(r, "repo"), "https://example.com/r.git");
     assert_int_equal(strlen(str(r, "commit")), 40);
-    assert_string_equal(sw_value_map_get(r, "uploaded")->u.list.items[0]->u.s,
+    assert_string_equal(sw_value_map_get(r, "uploaded")->u.list.items[1]->u.s,
                         "diff.patch");
+    /* W&B's Overview shows the code from the metadata file */
+    assert_string_equal(str(at(at(r, "metadata"), "git"), "commit"),
+                        str(r, "commit"));
+    assert_string_equal(str(at(at(r, "metadata"), "git"), "remote"),
+                        "https://example.com/r.git");
     sw_value_free(rep);
     free(out);
     free(sweep);
