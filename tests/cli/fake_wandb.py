@@ -376,17 +376,24 @@ class Handler(BaseHTTPRequestHandler):
             problem(probs, "summary is not JSON")
 
     def sink(self, method, raw):
-        if self.path == "/graphql":
-            op = b"UpsertBucket" if b'"operationName":"UpsertBucket"' in raw else None
-            if op:
-                data = {"upsertBucket": {"bucket": {"id": "x", "name": "x",
-                                                    "historyLineCount": 0},
-                                         "inserted": True}}
-            else:
-                data = {"upsertSweep": {"sweep": {"id": "x", "name": "sink0001"}},
-                        "createRunFiles": {"uploadHeaders": [], "files": []}}
-            return self.answer(200, {"data": data})
-        self.answer(200, {})
+        """Answers without keeping anything: GraphQL bodies are small and
+        parsed, history and uploads are read and dropped."""
+        if self.path != "/graphql":
+            return self.answer(200, {})
+        body = json.loads(raw)
+        op, v = body.get("operationName"), body.get("variables") or {}
+        port = self.server.server_address[1]
+        data = {
+            "UpsertSweep": {"upsertSweep": {"sweep": {"id": "x", "name": "sink0001"}}},
+            "UpsertBucket": {"upsertBucket": {"bucket": {"id": "x", "name": v.get("name"),
+                                                         "historyLineCount": 0},
+                                              "inserted": True}},
+            "CreateRunFiles": {"createRunFiles": {
+                "uploadHeaders": [], "files": [
+                    {"name": f, "uploadUrl": "http://127.0.0.1:%d/_upload/%s" % (port, f)}
+                    for f in v.get("files") or []]}},
+        }.get(op)
+        self.answer(200, {"data": data})
 
 
 def finite(v):
