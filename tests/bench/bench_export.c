@@ -45,9 +45,15 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static pid_t fake_pid; /* the fake server, stopped on the way out */
+
 static void die(const char *what)
 {
     fprintf(stderr, "bench_export: %s: %s\n", what, sw_error_last());
+    if (fake_pid > 0) {
+        kill(fake_pid, SIGTERM);
+        waitpid(fake_pid, NULL, 0);
+    }
     exit(1);
 }
 
@@ -143,6 +149,7 @@ static pid_t start_fake(const char *port_file, int *port)
 
     if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ))
         die("cannot start the fake server");
+    fake_pid = pid;
     for (int i = 0; i < 1000 && !(text = slurp(port_file)); i++)
         nanosleep(&ts, NULL);
     if (!text)
