@@ -34,19 +34,56 @@ static void put_int(sw_buf *b, int64_t v)
     sw_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
+#define EXACT_INT 9007199254740992.0 /* 2^53 */
+
+/* Writes `v` with the fewest decimals (up to 15) that read back as `v`;
+ * false when it needs more. Most metrics were printed by a trainer with
+ * a few digits: this finds them without printf. m / 10^k is rounded
+ * once, as strtod rounds "m e-k", so the check is exact. */
+static bool put_short(sw_buf *b, double v)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3, 1e4,  1e5,
+                                   1e6,  1e7,  1e8,  1e9, 1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15};
+    char tmp[48], *p = tmp + sizeof(tmp);
+    double m = 0;
+    uint64_t u;
+    int k;
+
+    for (k = 1; k < 16 && fabs(v) * pow10[k] < EXACT_INT; k++)
+        if ((m = nearbyint(v * pow10[k])) / pow10[k] == v)
+            break;
+    if (k == 16 || !(fabs(v) * pow10[k] < EXACT_INT))
+        return false;
+    u = (uint64_t)fabs(m);
+    for (int i = 0; i < k || u; i++) {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+        if (i == k - 1)
+            *--p = '.';
+    }
+    if (*p == '.')
+        *--p = '0';
+    if (v < 0)
+        *--p = '-';
+    sw_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
+    return true;
+}
+
 /* A number as JSON would have it, plus W&B's three bare tokens: an
- * integer as one, else the shorter of 15 or 17 significant digits that
- * reads back the same. */
+ * integer as one, a short decimal as one, else the shorter of 15 or 17
+ * significant digits that reads back the same. */
 static void put_number(sw_buf *b, double v)
 {
     char tmp[40];
     int n;
 
-    if (v == floor(v) && fabs(v) < 9007199254740992.0 &&
-        (v != 0 || !signbit(v))) {
+    if (v == floor(v) && fabs(v) < EXACT_INT && (v != 0 || !signbit(v))) {
         put_int(b, (int64_t)v);
         return;
     }
+    if (v != 0 && put_short(b, v))
+        return;
     if (isnan(v)) {
         sw_buf_put(b, "NaN", 3);
         return;

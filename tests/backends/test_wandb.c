@@ -378,6 +378,45 @@ static void test_resume_and_done(void **state)
     free(r);
 }
 
+/* Numbers read back exactly, shortest where the trainer printed few
+ * digits, never null. */
+static void test_numbers_in_a_line(void **state)
+{
+    static const sw_wandb_value vals[] = {
+        {"a", true, 0.1},        {"b", true, -0.5},
+        {"c", true, 123456.789}, {"d", true, 1e-5},
+        {"e", true, 1.0 / 3},    {"f", true, 1e300},
+        {"g", true, -0.0},       {"h", true, 2.5e-20},
+        {"i", true, -INFINITY},  {"j", false, 0},
+        {"k", true, 42},         {"l", true, 0.6931471824645996}};
+    sw_wandb_row row = {-1, 2000.25, vals, sizeof(vals) / sizeof(vals[0])};
+    sw_wandb_run run = {.id = "s1-1",
+                        .params = "{}",
+                        .started_at = 2000,
+                        .rows = &row,
+                        .n_rows = 1};
+    sw_wandb_mark m = {0, -1, false, false, true, 0, 0};
+    session s;
+    char *text;
+    sw_value *v;
+
+    (void)state;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 1);
+    assert_string_equal(
+        at(v, "body/files/wandb-history.jsonl/content")->u.list.items[0]->u.s,
+        "{\"a\": 0.1, \"b\": -0.5, \"c\": 123456.789, \"d\": 0.00001, "
+        "\"e\": 0.33333333333333331, \"f\": 1e+300, \"g\": -0, \"h\": "
+        "2.5e-20, \"i\": -Infinity, \"j\": NaN, \"k\": 42, \"l\": "
+        "0.69314718246459961, \"_step\": 0, \"_runtime\": 0.250, "
+        "\"_timestamp\": 2000.250}");
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+}
+
 static void test_a_line_over_the_limit_is_refused(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
@@ -405,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_key_from_env_then_netrc),
         cmocka_unit_test(test_history_split_under_the_limit),
         cmocka_unit_test(test_resume_and_done),
+        cmocka_unit_test(test_numbers_in_a_line),
         cmocka_unit_test(test_a_line_over_the_limit_is_refused),
     };
 
