@@ -7,10 +7,10 @@
  * A run is exported as UpsertBucket (creating or updating it, and telling
  * how many history lines W&B already holds), then CreateRunFiles and a PUT
  * of each file W&B lacks (wandb-metadata.json, the run's diff.patch), then
- * file_stream requests (wandb_stream.c). W&B's
- * historyLineCount is trusted over the caller's record when it is ahead:
- * an export killed after W&B took a request but before the caller
- * recorded it resumes after those lines, never sending them again.
+ * file_stream requests (wandb_stream.c). W&B's historyLineCount is trusted
+ * over the caller's record when it is ahead: an export killed after W&B
+ * took a request but before the caller recorded it resumes after those
+ * lines, never sending them again.
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
