@@ -375,6 +375,41 @@ static void test_metric_target_cancels_the_rest(void **state)
     assert_true(f->clock.now < 1001); /* at once, not after 100 s */
 }
 
+/* A trial that only prints cannot be answered: when the stopping rule
+ * stops its run, it gets SIGTERM at once, and the run ends stopped
+ * (whatever it exits with), its last value counting for the best.
+ * Hyperband, min_iter 1, eta 3, one run at a time: band 1 holds 1, 1
+ * and 3 when run 3 reports; index int(3/3) = 1, threshold 1 < 3. */
+static void test_the_rule_stops_a_printing_trial_at_once(void **state)
+{
+    fixture *f = *state;
+    double t0;
+
+    f->plan =
+        (fake_plan){false, 100, 0, false, 143, "@metrics {\"loss\": 1}\n"};
+    start_sweep(f,
+                "program: train.py\nmethod: grid\nparallel: 1\n"
+                "parameters:\n  x:\n    values: [1, 2, 3]\n"
+                "metric: {name: loss, goal: minimize}\n"
+                "early_terminate: {type: hyperband, min_iter: 1, eta: 3}\n",
+                5);
+    f->star = "-3";
+    f->star_output = "@metrics {\"loss\": 3}\n";
+    t0 = f->clock.now;
+    assert_int_equal(drive(f), SW_OK);
+    sw_run_rec r = get_run(f, 3);
+    assert_string_equal(sw_run_state_name(r.state), "stopped");
+    assert_string_equal(r.reason, "stopped early by the stopping rule");
+    assert_true(r.has_value && r.value == 3);
+    sw_run_rec_dispose(&r);
+    assert_int_equal(count_runs(f, "finished"), 2);
+    assert_int_equal(f->fx->terms, 1);
+    assert_int_equal(f->fx->kills, 0);
+    /* run 3 ended at its first read, not after its 100 s */
+    assert_true(f->clock.now - t0 < 201);
+    assert_int_equal(f->e->stopped, 1);
+}
+
 static void test_two_interrupts_cancel_running_trials(void **state)
 {
     fixture *f = *state;
@@ -753,6 +788,7 @@ int main(void)
         T(test_sigkill_after_the_grace_period),
         T(test_wall_clock_steps_change_no_timeout),
         T(test_metric_target_cancels_the_rest),
+        T(test_the_rule_stops_a_printing_trial_at_once),
         T(test_two_interrupts_cancel_running_trials),
         T(test_one_interrupt_waits_for_running_trials),
         T(test_lost_attempt_is_rerun_without_a_retry),
