@@ -95,8 +95,8 @@ int sw_contract_mkdirs(const char *path)
     if (mkdir(path, 0700) == 0 || errno == EEXIST)
         return SW_OK;
     if (errno != ENOENT)
-        return sw_error_set(SW_EIO, "cannot create %s: %s", path,
-                            strerror(errno));
+        return sw_error_set(sw_error_io_code(errno), "cannot create %s: %s",
+                            path, strerror(errno));
     parent = sw_strdup(path);
     slash = strrchr(parent, '/');
     if (slash && slash != parent) {
@@ -105,8 +105,8 @@ int sw_contract_mkdirs(const char *path)
     }
     free(parent);
     if (!error && mkdir(path, 0700) != 0 && errno != EEXIST)
-        error =
-            sw_error_set(SW_EIO, "cannot create %s: %s", path, strerror(errno));
+        error = sw_error_set(sw_error_io_code(errno), "cannot create %s: %s",
+                             path, strerror(errno));
     return error;
 }
 
@@ -117,14 +117,14 @@ int sw_contract_write_bytes(const char *path, const void *p, size_t len)
     int error = SW_OK;
 
     if (fd < 0 || fchmod(fd, 0600) != 0 || sw_write_all(fd, p, len) < 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+        error = sw_error_set(sw_error_io_code(errno), "cannot write %s: %s",
+                             tmp, strerror(errno));
     if (fd >= 0 && close(fd) != 0 && !error)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", tmp, strerror(errno));
+        error = sw_error_set(sw_error_io_code(errno), "cannot write %s: %s",
+                             tmp, strerror(errno));
     if (!error && rename(tmp, path) != 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+        error = sw_error_set(sw_error_io_code(errno), "cannot write %s: %s",
+                             path, strerror(errno));
     if (error)
         unlink(tmp);
     free(tmp);

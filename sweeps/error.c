@@ -103,6 +103,13 @@ char *sw_aprintf(const char *fmt, ...)
     return s;
 }
 
+int sw_error_io_code(int err)
+{
+    return err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS
+               ? SW_ESTORAGE
+               : SW_EIO;
+}
+
 int sw_write_all(int fd, const void *buf, size_t n)
 {
     const char *p = buf;

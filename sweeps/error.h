@@ -21,8 +21,10 @@ enum {
     SW_EIO = -4,
     SW_EDONE = -5, /* an iterator has nothing more to give */
     SW_EOVERFLOW = -6,
-    SW_EUSAGE = -7, /* bad command-line usage */
-    SW_EINTR = -8,  /* stopped by a signal (Ctrl-C); resumable */
+    SW_EUSAGE = -7,   /* bad command-line usage */
+    SW_EINTR = -8,    /* stopped by a signal (Ctrl-C); resumable */
+    SW_ESTORAGE = -9, /* the disk is full or failing (ENOSPC, EDQUOT, EIO,
+                         EROFS): not the input's fault; resumable once fixed */
 };
 
 #if defined(__GNUC__)
@@ -36,6 +38,11 @@ int sw_error_set(int code, const char *fmt, ...) SW_PRINTF(2, 3);
 
 /* The last error message of this thread; never NULL. Borrowed. */
 const char *sw_error_last(void);
+
+/* The code for a failed file operation that set errno `err`: SW_ESTORAGE
+ * when the storage itself failed (full, over quota, I/O error, read-only),
+ * else SW_EIO. */
+int sw_error_io_code(int err);
 
 /* Clears the last error message. */
 void sw_error_clear(void);
