@@ -10,7 +10,12 @@
  * the engine's loop for longer than a write to a local socket.
  *
  *   - launch() queues an attempt; SW_JOB_STARTED (with the job's handle)
- *     or SW_JOB_START_FAILED answers it.
+ *     or SW_JOB_START_FAILED answers it, or SW_JOB_NOT_STARTED when the
+ *     executor's own machinery failed first (a supervisor died) and the
+ *     attempt is known never to have run: not the trial's failure.
+ *   - an attempt starts at most once: before SW_JOB_NOT_STARTED or
+ *     SW_JOB_LOST, the executor makes sure no copy of it runs or ever
+ *     will, so the engine may run it again at once.
  *   - adopt() takes over an attempt that an earlier orchestrator launched,
  *     from the handle the store kept (NULL when the launch was never
  *     answered); SW_JOB_STARTED, SW_JOB_NOT_STARTED, SW_JOB_ENDED or
@@ -21,8 +26,8 @@
  *     next_wake() asked for has come, then drains next_event().
  *
  * A job handle is a short string that only its executor reads (the local
- * executor's is "SUPERVISOR_PID TRIAL_PGID"); the store keeps it with the
- * run, so the engine never parses an executor's files.
+ * executor's is "SUPERVISOR_PID TRIAL_PGID STARTTIME"); the store keeps it with
+ * the run, so the engine never parses an executor's files.
  *
  * Crash safety is part of the contract: a trial must outlive the
  * orchestrator, and a new orchestrator must be able to adopt it from its
@@ -62,7 +67,8 @@ typedef struct {
 typedef enum {
     SW_JOB_STARTED,      /* it runs; `handle` is set */
     SW_JOB_START_FAILED, /* launch() could not start it; `message` */
-    SW_JOB_NOT_STARTED,  /* adopt(): the earlier launch never started */
+    SW_JOB_NOT_STARTED,  /* it never ran and never will (adopt(): the
+                            earlier launch never started) */
     SW_JOB_ENDED,        /* `exit` says how */
     SW_JOB_LOST,         /* gone without a record of its end; `message` */
 } sw_job_event_kind;
@@ -75,6 +81,9 @@ typedef struct {
     char *handle;  /* SW_JOB_STARTED; else NULL */
     sw_exit exit;  /* SW_JOB_ENDED */
     char *message; /* SW_JOB_START_FAILED, SW_JOB_LOST; else NULL */
+    int code;      /* SW_JOB_START_FAILED: its SW_E* code; SW_ESTORAGE when
+                      the machine's disk failed (full, I/O error), which
+                      no trial can fix: the engine stops launching */
 } sw_job_event;
 
 /* Frees the strings of `ev` and zeroes it; accepts NULL. */

@@ -76,6 +76,8 @@ typedef struct {
     uint64_t start;  /* and the start time of the group's leader; 0: not
                         recorded (a handle from an older version) */
     int cancel;      /* the signal a cancel asked for before the start */
+    bool orphaned;   /* A_SEEKING: launched, its supervisor died before
+                        answering: no grace (see seek()) */
     bool timed;      /* A_SEEKING: `deadline` is set (first process()) */
     double deadline;
     double next_look; /* A_RUNNING, not ours: when to look for its end */
@@ -355,39 +357,49 @@ static int start_from_pid_file(local *lx, attempt *a)
     return 1;
 }
 
-/* Settles a launch whose supervisor died before answering it. */
-static void orphan(local *lx, attempt *a)
-{
-    int rc = start_from_pid_file(lx, a);
-
-    if (rc > 0)
-        return;
-    emit(lx, SW_JOB_START_FAILED, a,
-         rc < 0 ? sw_strdup(sw_error_last())
-                : sw_aprintf("local executor: the supervisor died before "
-                             "starting the attempt in '%s'",
-                             a->dir));
-    a->state = A_DONE;
-}
-
-/* Looks for the pid file of an attempt adopted without a handle; gives
- * up when its folder is gone or, once timed, when SEEK_GRACE has passed. */
+/* Looks for the pid file of an attempt whose start is unknown: adopted
+ * without a handle, or launched by a supervisor that died before
+ * answering. While a supervisor holds its folder locked, it is starting
+ * it; otherwise no pid file means it never ran, and never will (a
+ * supervisor refuses a request whose orchestrator has gone, and a trial
+ * runs nothing before its pid file is in place). Adopted attempts are
+ * still given SEEK_GRACE of process() time, once timed. Gives up at
+ * once when the folder is gone. */
 static void seek(local *lx, attempt *a)
 {
     struct stat st;
     int rc = start_from_pid_file(lx, a);
 
+    if (rc == 0 && !sw_local__launching(a->dir))
+        rc = start_from_pid_file(lx, a); /* written before the unlock */
+    else if (rc == 0 && stat(a->dir, &st) == 0)
+        return; /* being started: its pid file comes next */
     if (rc < 0) {
-        emit(lx, SW_JOB_LOST, a, sw_strdup(sw_error_last()));
+        emit(lx, a->orphaned ? SW_JOB_START_FAILED : SW_JOB_LOST, a,
+             sw_strdup(sw_error_last()))
+            ->code = SW_EIO;
         a->state = A_DONE;
     }
     if (rc != 0)
         return;
-    if (stat(a->dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+    if (!a->orphaned && stat(a->dir, &st) == 0 && S_ISDIR(st.st_mode) &&
         !(a->timed && lx->now >= a->deadline))
         return;
-    emit(lx, SW_JOB_NOT_STARTED, a, NULL);
+    emit(lx, SW_JOB_NOT_STARTED, a,
+         a->orphaned ? sw_aprintf("local executor: the supervisor died "
+                                  "before starting the attempt in '%s'; "
+                                  "it never ran",
+                                  a->dir)
+                     : NULL);
     a->state = A_DONE;
+}
+
+/* Settles a launch whose supervisor died before answering it. */
+static void orphan(local *lx, attempt *a)
+{
+    a->state = A_SEEKING;
+    a->orphaned = true;
+    seek(lx, a);
 }
 
 /* Our supervisor has died (EOF on its socket or pipe, or a write to it
@@ -411,15 +423,45 @@ static void lose_supervisor(local *lx)
         orphan(lx, a);
 }
 
+/* One of our supervisor's trials ended, and its exit file cannot be
+ * written (the disk is full): its end is what the supervisor says. */
+static void unrecorded(local *lx, const sw_local__reply *r)
+{
+    char rec[sizeof(r->msg) + 1];
+    attempt *a;
+    sw_exit e;
+    size_t i;
+
+    memcpy(rec, r->msg, sizeof(r->msg));
+    rec[sizeof(r->msg)] = '\0';
+    for (i = 0; i < lx->n; i++) {
+        a = lx->all[i];
+        if (a->state != A_RUNNING || !a->ours || a->pgid != (pid_t)r->pgid ||
+            a->start != r->start)
+            continue;
+        if (sw_local__parse_exit(a->dir, rec, &e) < 0)
+            emit(lx, SW_JOB_LOST, a, sw_strdup(sw_error_last()));
+        else
+            emit(lx, SW_JOB_ENDED, a, NULL)->exit = e;
+        a->state = A_DONE;
+        return;
+    }
+}
+
 /* Answers the oldest launch awaiting its reply with reply `r`. */
 static void answer(local *lx, const sw_local__reply *r)
 {
-    attempt *a = pop_pending(lx);
+    attempt *a;
 
-    if (!a)
+    if (r->kind == SW_LOCAL_UNRECORDED) {
+        unrecorded(lx, r);
+        return;
+    }
+    if (!(a = pop_pending(lx)))
         return; /* nothing asked for it */
     if (r->code < 0) {
-        emit(lx, SW_JOB_START_FAILED, a, sw_strndup(r->msg, sizeof(r->msg)));
+        emit(lx, SW_JOB_START_FAILED, a, sw_strndup(r->msg, sizeof(r->msg)))
+            ->code = r->code;
         a->state = A_DONE;
         return;
     }
@@ -588,7 +630,8 @@ static void deliver(local *lx, const sw_buf *b, attempt *a)
         sw_error_set(SW_ERROR, "local executor: the supervisor does not "
                                "answer");
     }
-    emit(lx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()));
+    emit(lx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()))->code =
+        SW_ERROR;
     a->state = A_DONE;
 }
 

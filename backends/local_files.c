@@ -7,8 +7,10 @@
  * handle, "SUPERVISOR_PID TRIAL_PGID STARTTIME\n", then the boot id and
  * a newline, and stays flock()ed for as long as the attempt is watched
  * (older versions wrote only "SUPERVISOR_PID TRIAL_PGID\n"); `exit`
- * holds "exit N\n" or "signal N\n". Nothing here writes to the folder,
- * waits, or keeps state: every call looks at the files afresh.
+ * holds "exit N\n" or "signal N\n"; the folder itself is flock()ed while a
+ * supervisor starts an attempt in it, until its pid file is in place. Nothing
+ * here writes to the folder, waits, or keeps state: every call looks at the
+ * files afresh.
  *
  * A recorded process group is signalled only once it is proven to be
  * the trial's still (sw_local__check_group): a group id is a pid, and
@@ -68,7 +70,7 @@ int sw_local__read_small(const char *dir, const char *name, char *text,
     return 1;
 }
 
-static int parse_exit(const char *dir, const char *s, sw_exit *out)
+int sw_local__parse_exit(const char *dir, const char *s, sw_exit *out)
 {
     const char *num = NULL;
     char *end;
@@ -100,7 +102,7 @@ int sw_local__read_exit(const char *dir, sw_exit *out)
 
     if (rc <= 0)
         return rc;
-    rc = parse_exit(dir, text, out);
+    rc = sw_local__parse_exit(dir, text, out);
     return rc < 0 ? rc : 1;
 }
 
@@ -145,22 +147,32 @@ bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid,
     return true;
 }
 
-/* Whether some supervisor still holds the lock on the attempt's pid
- * file: a pid alone may have been reused, or name a zombie. */
-bool sw_local__watched(const char *dir)
+/* Whether some process holds a lock on the file at path. */
+static bool locked(const char *path, int flags)
 {
-    char path[PATH_MAX];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
     bool held;
-    int fd;
 
-    if (sw_local__join(path, sizeof(path), dir, "pid") < 0)
-        return false;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
     held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
     close(fd); /* also drops our lock, if we got it */
     return held;
+}
+
+/* Whether some supervisor still holds the lock on the attempt's pid
+ * file: a pid alone may have been reused, or name a zombie. */
+bool sw_local__watched(const char *dir)
+{
+    char path[PATH_MAX];
+
+    return sw_local__join(path, sizeof(path), dir, "pid") == SW_OK &&
+           locked(path, 0);
+}
+
+bool sw_local__launching(const char *dir)
+{
+    return locked(dir, O_DIRECTORY);
 }
 
 int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)

@@ -26,10 +26,18 @@
  * argv[0..argc), then the trial's whole environment. */
 #define SW_LOCAL_MAX_REQUEST (64u << 20)
 
-/* The reply to a launch. */
+/* What the supervisor sends on the socket: the reply to a launch
+ * (SW_LOCAL_REPLY, in the order of the requests), or, between replies,
+ * the news that one of its trials ended while its exit file cannot be
+ * written (SW_LOCAL_UNRECORDED: `pgid` and `start` name the trial, `msg`
+ * holds its exit record, "exit N\n" or "signal N\n", and `code` why the
+ * file could not be written). */
+enum { SW_LOCAL_REPLY = 0, SW_LOCAL_UNRECORDED = 1 };
+
 typedef struct {
-    int32_t code; /* SW_OK or a negative SW_E* code */
-    int32_t unused;
+    int32_t code;   /* SW_OK or a negative SW_E* code (SW_ESTORAGE: the
+                       disk, not the request, failed) */
+    int32_t kind;   /* SW_LOCAL_REPLY or SW_LOCAL_UNRECORDED */
     int64_t pgid;   /* the trial's process group; 0 when nothing runs (the
                        program could not be executed: exit 127 recorded) */
     uint64_t start; /* its leader's start time (sw_local__start_time) */
@@ -50,6 +58,10 @@ int sw_local__join(char *buf, size_t n, const char *dir, const char *name);
  * size - 1 bytes): 1, 0 when it does not exist, or a negative code. */
 int sw_local__read_small(const char *dir, const char *name, char *text,
                          size_t size);
+
+/* Parses an exit record, "exit N\n" or "signal N\n", of the attempt in
+ * dir; SW_EIO when it is malformed. */
+int sw_local__parse_exit(const char *dir, const char *s, sw_exit *out);
 
 /* 1 and *out filled when `<dir>/exit` exists, 0 when it does not, or a
  * negative code (SW_EIO for a malformed record). */
@@ -82,5 +94,10 @@ int sw_local__check_group(const char *dir, pid_t pgid, uint64_t start);
 /* Whether some supervisor still holds the lock on `<dir>/pid`; false when
  * that file cannot be opened. Never blocks. */
 bool sw_local__watched(const char *dir);
+
+/* Whether some supervisor holds the lock on the folder `dir` itself: it
+ * is starting an attempt there, whose pid file is not in place yet.
+ * False when the folder cannot be opened. Never blocks. */
+bool sw_local__launching(const char *dir);
 
 #endif

@@ -4,27 +4,49 @@
  *
  * One supervisor per executor, forked when the executor is made, in a
  * session of its own (Ctrl-C and a closing terminal don't reach it). It
- * starts each trial with posix_spawn (no copy of its memory: vfork and
- * exec), in a process group of its own, and keeps two files in the
- * attempt's folder:
+ * starts each trial in a process group of its own, and keeps two files
+ * in the attempt's folder:
  *   pid   "SUPERVISOR_PID TRIAL_PGID STARTTIME\nBOOT_ID\n" (the job
  *         handle, with a newline, then the boot id), renamed into place
- *         before the launch is answered, and flock()ed for as long as the
- *         attempt runs, so any process can tell whether it is still
+ *         before the trial's program runs, and flock()ed for as long as
+ *         the attempt runs, so any process can tell whether it is still
  *         watched. STARTTIME is the trial's (field 22 of /proc/PID/stat):
  *         with the boot id, it tells the trial from a later process that
  *         got its id, so nobody signals a group that is not the trial's;
  *   exit  "exit N\n" or "signal N\n", renamed into place when the trial
- *         ends, before it is reaped. When the program cannot be executed
- *         there is no trial: "exit 127\n" is written first, then a pid
- *         file with group 0, so whoever sees that pid file sees the end.
+ *         ends, after the rest of its group is killed. When the program
+ *         cannot be executed nothing ran: "exit 127\n" is written, then
+ *         the pid file is replaced by one with group 0.
+ *
+ * An attempt starts at most once. A trial is forked, and the child waits
+ * on a pipe (the gate) before it execs the program; the supervisor opens
+ * the gate only once the pid file is in place. Should the supervisor die
+ * before that, the child reads end of file and exits without running
+ * anything: so whoever finds no pid file after the supervisor's death
+ * knows the trial's code never ran, and whoever finds one finds the
+ * trial (to adopt, or to kill before a rerun). fork() was chosen over
+ * posix_spawn (whose child runs nothing of ours before the exec) and over
+ * a marker found later in /proc (a trial that ran for a moment has done
+ * work; a search can race with the exec): the gate makes the pid file
+ * durable before a single instruction of the trial's runs. The exec's
+ * outcome comes back on a second close-on-exec pipe. The attempt folder
+ * itself is flock()ed from the check that it holds no attempt until the
+ * pid file is in place, and a request is refused once the orchestrator
+ * that sent it has gone: so a resumed orchestrator that finds the folder
+ * unlocked and without a pid file knows no supervisor will start it.
+ *
  * Requests are served one at a time, each answered by one reply, in
  * order; the orchestrator reads the replies when it can.
  * When a trial ends, what is left of its process group is killed while
  * the unreaped leader still pins the group id, so an ended attempt leaves
  * nothing running and its group id is never signalled after the exit file
- * exists. When the orchestrator goes (its socket closes), the supervisor
- * keeps watching the trials it started and exits after the last one.
+ * exists. When the exit file cannot be written (a full disk), the end is
+ * not dropped: the supervisor keeps it, and the lock on the pid file (the
+ * attempt stays watched), tells the orchestrator over the socket, and
+ * writes the file again every second until it can; a new launch in the
+ * same folder (the orchestrator has the end, then) lets it go. When the
+ * orchestrator goes (its socket closes), the supervisor keeps watching the
+ * trials it started and exits after the last one is recorded.
  *
  * A trial's descendants may leave its group (setsid, setpgid), so the
  * supervisor is a child subreaper: whatever of a trial loses its parent
@@ -42,8 +64,14 @@
  * is killed only when no trial runs, since then every orphan descends
  * from an ended one. Orphans of running trials (their workers) are left
  * alone; orphans are reaped as they die, never taken for trials.
+ *
+ * Test builds (SW_FAULT_INJECTION) read two variables, for the fault
+ * tests: SWEEP_FAULT_LAUNCH_STOP=FILE stops the supervisor (SIGSTOP)
+ * between a trial's fork and its pid file, once, when it can remove FILE;
+ * SWEEP_FAULT_NOSPACE=FILE makes every status file write fail with ENOSPC
+ * while FILE exists.
  */
-#define _GNU_SOURCE /* pipe2, posix_spawn_file_actions_addchdir_np */
+#define _GNU_SOURCE /* pipe2, POLLRDHUP */
 #include "backends/local_internal.h"
 
 #include <errno.h>
@@ -53,7 +81,6 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +100,14 @@
 extern char **environ;
 
 typedef struct {
-    pid_t pid;         /* the trial, leader of its process group */
+    pid_t pid;  /* the trial, leader of its process group; 0 once
+                   reaped */
+    pid_t pgid; /* its group, and the start time of its leader */
+    uint64_t start;
     int dirfd;         /* its attempt folder */
     int lockfd;        /* its pid file, flock()ed */
     unsigned long tag; /* N of its SWEEP_LOCAL_TRIAL; 0 once it has ended */
+    char exit[32];     /* once reaped: the exit record its file lacks */
 } trial;
 
 typedef struct {
@@ -87,6 +118,34 @@ typedef struct {
 } supervisor;
 
 #define TAG_NAME "SWEEP_LOCAL_TRIAL"
+#define RETRY_MS 1000 /* between writes of exit files that failed */
+
+#ifdef SW_FAULT_INJECTION
+/* SWEEP_FAULT_LAUNCH_STOP: stop once, between fork and pid file. */
+static void fault_launch_stop(void)
+{
+    const char *flag = getenv("SWEEP_FAULT_LAUNCH_STOP");
+
+    if (flag && unlink(flag) == 0)
+        raise(SIGSTOP);
+}
+
+/* SWEEP_FAULT_NOSPACE: status files cannot be written while it exists. */
+static bool fault_nospace(void)
+{
+    const char *flag = getenv("SWEEP_FAULT_NOSPACE");
+
+    return flag && access(flag, F_OK) == 0;
+}
+#else
+static void fault_launch_stop(void)
+{
+}
+static bool fault_nospace(void)
+{
+    return false;
+}
+#endif
 
 /* A parsed launch request; strings point into the request buffer. */
 typedef struct {
@@ -139,6 +198,7 @@ static int reply(supervisor *s, int code, int64_t pgid, uint64_t start,
 
     memset(&r, 0, sizeof(r));
     r.code = code;
+    r.kind = SW_LOCAL_REPLY;
     r.pgid = pgid;
     r.start = start;
     if (msg)
@@ -168,12 +228,20 @@ static int put_file(int dirfd, const char *name, const char *text, bool keep)
     int fd;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+    if (fault_nospace()) {
+        errno = ENOSPC;
+        return -1;
+    }
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     if (sw_write_all(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
         renameat(dirfd, tmp, dirfd, name) < 0) {
+        int e = errno;
+
         close(fd);
+        unlinkat(dirfd, tmp, 0);
+        errno = e;
         return -1;
     }
     if (keep)
@@ -234,41 +302,97 @@ static void tag_env(supervisor *s, request *r, char *buf, size_t size)
     r->envp[j] = NULL;
 }
 
-/* What posix_spawn can fail with, as the trial's stderr says it. */
-static void exec_failed(int errfd, const char *prog, int e)
+/* The trial's side of the fork: its own group, default signals, the
+ * logs; then it waits at the gate, and execs only once the supervisor
+ * opens it (the pid file is in place). End of file there: the
+ * supervisor died or gave up, and nothing runs. An exec that fails says
+ * why in the trial's stderr and on `report`. */
+static _Noreturn void child(const supervisor *s, const request *r, int out,
+                            int err, int gate, int report)
 {
-    dprintf(errfd, "sweep: cannot run '%s': %s\n", prog, strerror(e));
+    sigset_t none;
+    ssize_t n;
+    char go;
+    int sig, e;
+
+    setpgid(0, 0);
+    for (sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(s->devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        _exit(127);
+    do
+        n = read(gate, &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+        _exit(127);
+    if (r->cwd && chdir(r->cwd) < 0) {
+        e = errno;
+    } else {
+        environ = r->envp; /* execvp searches the trial's PATH */
+        execvp(r->argv[0], r->argv);
+        e = errno;
+    }
+    dprintf(2, "sweep: cannot run '%s': %s\n", r->argv[0], strerror(e));
+    if (write(report, &e, sizeof(e)) < 0)
+        _exit(127);
+    _exit(127);
 }
 
-static int spawn(supervisor *s, const request *r, int out, int err, pid_t *pid)
+/* Forks the trial of `r`, held at its gate: *pid, and the write end of
+ * the gate and the read end of the exec's report. -1 with errno. */
+static int fork_trial(const supervisor *s, const request *r, int out, int err,
+                      pid_t *pid, int *gate, int *report)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    sigset_t all, none;
-    char **saved = environ;
-    int rc;
+    int g[2], rp[2] = {-1, -1}, e;
 
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, s->devnull, 0);
-    posix_spawn_file_actions_adddup2(&fa, out, 1);
-    posix_spawn_file_actions_adddup2(&fa, err, 2);
-    if (r->cwd)
-        posix_spawn_file_actions_addchdir_np(&fa, r->cwd);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETSIGMASK);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setsigmask(&at, &none);
-    environ = r->envp; /* posix_spawnp searches the trial's PATH */
-    rc = posix_spawnp(pid, r->argv[0], &fa, &at, r->argv, r->envp);
-    environ = saved;
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
+    if (pipe2(g, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(rp, O_CLOEXEC) < 0 || (*pid = fork()) < 0) {
+        e = errno;
+        close(g[0]);
+        close(g[1]);
+        if (rp[0] >= 0) {
+            close(rp[0]);
+            close(rp[1]);
+        }
+        errno = e;
+        return -1;
+    }
+    if (*pid == 0) {
+        close(g[1]);
+        close(rp[0]);
+        child(s, r, out, err, g[0], rp[1]);
+    }
+    close(g[0]);
+    close(rp[1]);
+    setpgid(*pid, *pid); /* as the child does: whichever comes first */
+    *gate = g[1];
+    *report = rp[0];
+    return 0;
+}
+
+/* Opens the gate of trial pid; its exec's outcome: 0, or the errno it
+ * failed with (the trial has then exited 127, and is reaped here). */
+static int open_gate(pid_t pid, int gate, int report)
+{
+    ssize_t n;
+    int e = 0;
+
+    if (write(gate, "g", 1) != 1)
+        e = errno ? errno : EIO;
+    close(gate);
+    do
+        n = read(report, &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    close(report);
+    if (n == (ssize_t)sizeof(e) || e != 0) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return e ? e : ENOEXEC;
+    }
+    return 0;
 }
 
 static int open_log(supervisor *s, const char *path, const char *what)
@@ -281,7 +405,38 @@ static int open_log(supervisor *s, const char *path, const char *what)
     return fd;
 }
 
-/* Checks the attempt folder: it must exist and hold no attempt yet. */
+/* Whether the orchestrator has closed its end of the socket. */
+static bool orchestrator_gone(const supervisor *s)
+{
+    struct pollfd p = {s->sock, POLLRDHUP, 0};
+
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+static void forget(supervisor *s, size_t i);
+
+/* Lets go of the ended trials whose exit file is still unwritten in the
+ * folder dirfd: a launch there means the orchestrator has their end. */
+static void release_folder(supervisor *s, int dirfd)
+{
+    struct stat a, b;
+    size_t i = 0;
+
+    if (fstat(dirfd, &a) < 0)
+        return;
+    while (i < s->n) {
+        if (s->trials[i].pid == 0 && fstat(s->trials[i].dirfd, &b) == 0 &&
+            a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            forget(s, i);
+        else
+            i++;
+    }
+}
+
+/* Opens and locks the attempt folder (see the top of the file): it must
+ * exist, hold no attempt yet, and the orchestrator must still be there
+ * to be answered. */
 static int open_dir(supervisor *s, const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -291,14 +446,22 @@ static int open_dir(supervisor *s, const char *dir)
              strerror(errno));
         return -1;
     }
-    if (faccessat(fd, "pid", F_OK, 0) == 0 ||
-        faccessat(fd, "exit", F_OK, 0) == 0) {
+    release_folder(s, fd);
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        fail(s, SW_EINVALID, "attempt folder '%s' is in use", dir);
+    else if (orchestrator_gone(s))
+        fail(s, SW_ERROR,
+             "attempt in '%s' not started: its orchestrator "
+             "has gone",
+             dir);
+    else if (faccessat(fd, "pid", F_OK, 0) == 0 ||
+             faccessat(fd, "exit", F_OK, 0) == 0)
         fail(s, SW_EINVALID, "attempt folder '%s' already holds an attempt",
              dir);
-        close(fd);
-        return -1;
-    }
-    return fd;
+    else
+        return fd;
+    close(fd);
+    return -1;
 }
 
 static bool cwd_ok(supervisor *s, const request *r)
@@ -313,23 +476,63 @@ static bool cwd_ok(supervisor *s, const request *r)
     return false;
 }
 
-static void track(supervisor *s, pid_t pid, int dirfd, int lockfd)
+static void track(supervisor *s, pid_t pid, uint64_t start, int dirfd,
+                  int lockfd)
 {
+    trial *t;
+
     sw_grow(&s->trials, &s->cap, s->n + 1, sizeof(trial));
-    s->trials[s->n].pid = pid;
-    s->trials[s->n].dirfd = dirfd;
-    s->trials[s->n].lockfd = lockfd;
-    s->trials[s->n].tag = s->last_tag;
-    s->n++;
+    t = &s->trials[s->n++];
+    memset(t, 0, sizeof(*t));
+    t->pid = t->pgid = pid;
+    t->start = start;
+    t->dirfd = dirfd;
+    t->lockfd = lockfd;
+    t->tag = s->last_tag;
 }
 
-/* Starts the trial of a request, records it, and answers. */
+/* Writes the pid file of trial pid, held at its gate, and keeps it
+ * locked: its descriptor, or -1 with errno. */
+static int put_pid_file(int dirfd, pid_t pid, uint64_t *start)
+{
+    char line[160], boot[64];
+    pid_t pgrp;
+
+    sw_local__boot_id(boot, sizeof(boot));
+    /* unreaped, the trial is in /proc: its start time is there to read */
+    if (!sw_local__start_time(pid, start, &pgrp) || *start == 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    snprintf(line, sizeof(line), "%d %d %" PRIu64 "\n%s\n", (int)getpid(),
+             (int)pid, *start, boot);
+    return put_file(dirfd, "pid", line, true);
+}
+
+/* The program of a trial could not be executed: nothing ran. Its end is
+ * recorded first, then a pid file with group 0 in place of the first. */
+static void not_run(supervisor *s, const request *r, int dirfd, int lockfd)
+{
+    char line[64];
+
+    snprintf(line, sizeof(line), "%d 0 0\n", (int)getpid());
+    if (put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
+        put_file(dirfd, "pid", line, false) < 0)
+        fail(s, sw_error_io_code(errno), "cannot write in '%s': %s", r->dir,
+             strerror(errno));
+    else
+        reply(s, SW_OK, 0, 0, NULL);
+    close(lockfd);
+}
+
+/* Starts the trial of a request, records it, and answers: the trial is
+ * forked held at its gate, its pid file written, then the gate opened. */
 static void launch(supervisor *s, request *r)
 {
-    int dirfd, out = -1, err = -1, lockfd = -1, rc;
-    char line[160], tag[64], boot[64];
+    int dirfd, out = -1, err = -1, lockfd = -1, gate, report;
+    char tag[64];
     uint64_t start = 0;
-    pid_t pid = 0, pgrp;
+    pid_t pid = 0;
 
     if ((dirfd = open_dir(s, r->dir)) < 0)
         return;
@@ -337,32 +540,28 @@ static void launch(supervisor *s, request *r)
         (err = open_log(s, r->err, "stderr")) < 0 || !cwd_ok(s, r))
         goto done;
     tag_env(s, r, tag, sizeof(tag));
-    rc = spawn(s, r, out, err, &pid);
-    if (rc != 0) { /* nothing runs: it ended as a shell's 127 would */
-        exec_failed(err, r->argv[0], rc);
-        snprintf(line, sizeof(line), "%d 0 0\n", (int)getpid());
-        if (put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
-            put_file(dirfd, "pid", line, false) < 0)
-            fail(s, SW_EIO, "cannot write in '%s': %s", r->dir,
-                 strerror(errno));
-        else
-            reply(s, SW_OK, 0, 0, NULL);
+    if (fork_trial(s, r, out, err, &pid, &gate, &report) < 0) {
+        fail(s, SW_ERROR, "cannot start a trial: %s", strerror(errno));
         goto done;
     }
-    sw_local__boot_id(boot, sizeof(boot));
-    /* unreaped, the trial is in /proc: its start time is there to read */
-    if (sw_local__start_time(pid, &start, &pgrp) && start > 0) {
-        snprintf(line, sizeof(line), "%d %d %" PRIu64 "\n%s\n", (int)getpid(),
-                 (int)pid, start, boot);
-        lockfd = put_file(dirfd, "pid", line, true);
-    }
-    if (lockfd < 0) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        fail(s, SW_EIO, "cannot write '%s/pid': %s", r->dir, strerror(errno));
+    fault_launch_stop();
+    if ((lockfd = put_pid_file(dirfd, pid, &start)) < 0) {
+        int e = errno;
+
+        close(gate); /* the trial leaves without running anything */
+        close(report);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        fail(s, sw_error_io_code(e), "cannot write '%s/pid': %s", r->dir,
+             strerror(e));
         goto done;
     }
-    track(s, pid, dirfd, lockfd);
+    flock(dirfd, LOCK_UN); /* the pid file says the rest */
+    if (open_gate(pid, gate, report) != 0) {
+        not_run(s, r, dirfd, lockfd);
+        goto done;
+    }
+    track(s, pid, start, dirfd, lockfd);
     dirfd = -1;
     reply(s, SW_OK, pid, start, NULL);
 done:
@@ -505,29 +704,89 @@ static void cull(const supervisor *s)
         closedir(d);
 }
 
-/* Records how trial i ended, kills what is left of its group and its
- * orphans, reaps it. */
-static void ended(supervisor *s, size_t i, const siginfo_t *si)
+/* Drops trial i: its files are closed (the pid file's lock with them)
+ * and the orchestrator is woken. */
+static void forget(supervisor *s, size_t i)
 {
     trial *t = &s->trials[i];
-    char line[32];
 
-    if (si->si_code == CLD_EXITED)
-        snprintf(line, sizeof(line), "exit %d\n", si->si_status);
-    else
-        snprintf(line, sizeof(line), "signal %d\n", si->si_status);
-    kill(-t->pid, SIGKILL);
-    t->tag = 0; /* ended: its orphans go */
-    cull(s);
-    put_file(t->dirfd, "exit", line, false);
-    while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
     close(t->lockfd);
     close(t->dirfd);
     s->trials[i] = s->trials[--s->n];
     if (write(s->events, "x", 1) < 0) {
         /* full (a wakeup is pending) or the orchestrator has gone */
     }
+}
+
+/* Tells the orchestrator how trial t ended, as its exit file cannot say
+ * it yet (see the top of the file). */
+static void tell_unrecorded(supervisor *s, const trial *t, int code)
+{
+    sw_local__reply r;
+
+    memset(&r, 0, sizeof(r));
+    r.code = code;
+    r.kind = SW_LOCAL_UNRECORDED;
+    r.pgid = t->pgid;
+    r.start = t->start;
+    snprintf(r.msg, sizeof(r.msg), "%s", t->exit);
+    if (send_all(s->sock, &r, sizeof(r)) < 0) {
+        /* the orchestrator has gone: a later one reads the file */
+    }
+}
+
+/* Writes the exit files that could not be written before; keeps those
+ * it still cannot write while the disk is at fault. */
+static void retry_exits(supervisor *s)
+{
+    size_t i = 0;
+
+    while (i < s->n) {
+        trial *t = &s->trials[i];
+
+        if (t->pid != 0 || (put_file(t->dirfd, "exit", t->exit, false) < 0 &&
+                            sw_error_io_code(errno) == SW_ESTORAGE))
+            i++;
+        else /* written, or its folder is gone: nobody can read it */
+            forget(s, i);
+    }
+}
+
+/* Whether exit files wait to be written again. */
+static bool exits_pending(const supervisor *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++)
+        if (s->trials[i].pid == 0)
+            return true;
+    return false;
+}
+
+/* Records how trial i ended, kills what is left of its group and its
+ * orphans, reaps it. An end its exit file cannot hold is kept. */
+static void ended(supervisor *s, size_t i, const siginfo_t *si)
+{
+    trial *t = &s->trials[i];
+    int code;
+
+    if (si->si_code == CLD_EXITED)
+        snprintf(t->exit, sizeof(t->exit), "exit %d\n", si->si_status);
+    else
+        snprintf(t->exit, sizeof(t->exit), "signal %d\n", si->si_status);
+    kill(-t->pid, SIGKILL);
+    t->tag = 0; /* ended: its orphans go */
+    cull(s);
+    code = put_file(t->dirfd, "exit", t->exit, false) < 0
+               ? sw_error_io_code(errno)
+               : SW_OK;
+    while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    t->pid = 0;
+    if (code == SW_OK)
+        forget(s, i);
+    else
+        tell_unrecorded(s, t, code);
 }
 
 static void reap(supervisor *s)
@@ -627,7 +886,7 @@ _Noreturn void sw_local__supervise(int sock, int events)
 {
     supervisor s = {sock, events, -1, -1, NULL, 0, 0, 0};
     struct pollfd p[2];
-    bool connected = true;
+    bool connected = true, retry;
 
     detach(&s);
     close_others(&s);
@@ -636,8 +895,11 @@ _Noreturn void sw_local__supervise(int sock, int events)
         p[0].events = POLLIN;
         p[1].fd = connected ? s.sock : -1;
         p[1].events = POLLIN;
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
+        retry = exits_pending(&s);
+        if (poll(p, 2, retry ? RETRY_MS : -1) < 0 && errno != EINTR)
             break;
+        if (retry)
+            retry_exits(&s);
         if (p[0].revents)
             reap(&s);
         if (connected && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))

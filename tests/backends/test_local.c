@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -693,7 +694,8 @@ static void test_supervisor_dies_before_replying(void **state)
     assert_string_equal(f->handle, "999999 0 0"); /* an older pid file */
     assert_non_null(
         strstr(expect_message(f, with_pid.key, SW_JOB_LOST), with_pid.dir));
-    assert_non_null(strstr(expect_message(f, without.key, SW_JOB_START_FAILED),
+    /* it never ran: not a failed start but one to make again */
+    assert_non_null(strstr(expect_message(f, without.key, SW_JOB_NOT_STARTED),
                            "died before starting"));
     l = next_attempt(f, SH("exit 4", NULL));
     assert_int_equal(run(f, &l).exit_code, 4);
@@ -815,6 +817,196 @@ static void test_adopted_supervisor_killed_is_lost(void **state)
     assert_non_null(strstr(expect_message(f, f->key, SW_JOB_LOST), f->dir));
     assert_int_equal(kill(-(pid_t)f->pgid, SIGKILL), 0);
     assert_true(proc_gone(f->pgid));
+}
+
+/* A new executor whose supervisor (and the ones after it) reads the
+ * fault variable `name`, set to `flag`. */
+static void with_fault(fixture *f, const char *name, const char *flag)
+{
+    sw_executor_free(f->ex);
+    assert_int_equal(setenv(name, flag, 1), 0);
+    assert_int_equal(sw_executor_local_new(&f->ex), 0);
+    assert_int_equal(unsetenv(name), 0);
+}
+
+/* The one child of process `parent`; 0 when it has none. */
+static long child_of(long parent)
+{
+    char path[64], *s;
+    long pid, found = 0;
+
+    for (pid = 2; pid < 4194304 && !found; pid++) {
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        if (access(path, F_OK) != 0)
+            continue;
+        s = strrchr(slurp(path), ')');
+        if (s && strtol(s + 4, NULL, 10) == parent)
+            found = pid;
+    }
+    return found;
+}
+
+/* Waits until process pid is stopped. */
+static void await_stopped(long pid)
+{
+    char path[64], *s;
+    int i;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    for (i = 0; i < 1000; i++) {
+        s = strrchr(slurp(path), ')');
+        if (s && s[2] == 'T')
+            return;
+        sleep_ms(5);
+    }
+    fail_msg("process %ld never stopped", pid);
+}
+
+/* The supervisor is killed at the worst moment of a launch: its trial
+ * exists, its pid file does not. The attempt is known not to have run
+ * (NOT_STARTED: no retry spent), nothing of it ever runs or stays, and
+ * the next launch of it runs exactly once. */
+static void test_killed_mid_launch_runs_once(void **state)
+{
+    fixture *f = *state;
+    char flag[PATH_MAX], ledger[PATH_MAX];
+    char *const *argv;
+    sw_launch l;
+    long supervisor, trial;
+
+    snprintf(flag, sizeof(flag), "%s/stop-flag", f->root);
+    snprintf(ledger, sizeof(ledger), "%s/ledger", f->root);
+    with_fault(f, "SWEEP_FAULT_LAUNCH_STOP", flag);
+    l = next_attempt(f, SH("true", NULL));
+    run(f, &l);
+    supervisor = f->pid;
+    put(f->root, "stop-flag", "");
+    argv = SH("echo ran >> \"$1\"", ledger, NULL);
+    l = next_attempt(f, argv);
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    await_stopped(supervisor); /* between the fork and the pid file */
+    trial = child_of(supervisor);
+    assert_true(trial > 0);
+    assert_int_equal(kill((pid_t)supervisor, SIGKILL), 0);
+    assert_non_null(
+        strstr(expect_message(f, l.key, SW_JOB_NOT_STARTED), "never ran"));
+    assert_true(proc_gone(trial));
+    sleep_ms(100);
+    assert_int_equal(access(ledger, F_OK), -1); /* it never ran */
+    /* made again, in the same folder: it runs, once */
+    assert_int_equal(run(f, &l).exit_code, 0);
+    assert_string_equal(slurp(ledger), "ran\n");
+}
+
+/* A folder locked by a supervisor that is starting an attempt there is
+ * waited for, past SEEK_GRACE: its pid file comes next. */
+static void test_adopt_waits_for_a_launch_in_progress(void **state)
+{
+    fixture *f = *state;
+    sw_job_event ev;
+    double t = 100;
+    int fd;
+
+    next_attempt(f, SH("true", NULL));
+    fd = open(f->dir, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, NULL), 0);
+    for (; t < 105; t += 0.5) {
+        assert_int_equal(sw_executor_process(f->ex, t), 0);
+        assert_int_equal(sw_executor_next_event(f->ex, &ev), 0);
+    }
+    close(fd); /* the launch gave up: nothing will start it now */
+    assert_int_equal(sw_executor_process(f->ex, t), 0);
+    assert_int_equal(sw_executor_next_event(f->ex, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_NOT_STARTED);
+    sw_job_event_dispose(&ev);
+}
+
+/* A full disk at launch: no trial runs, and the failure says it is the
+ * disk's (SW_ESTORAGE), so the engine stops instead of failing runs. */
+static void test_full_disk_at_launch(void **state)
+{
+    fixture *f = *state;
+    char flag[PATH_MAX], ledger[PATH_MAX];
+    sw_job_event ev;
+    sw_launch l;
+
+    snprintf(flag, sizeof(flag), "%s/full", f->root);
+    snprintf(ledger, sizeof(ledger), "%s/ledger", f->root);
+    with_fault(f, "SWEEP_FAULT_NOSPACE", flag);
+    put(f->root, "full", "");
+    l = next_attempt(f, SH("echo ran >> \"$1\"", ledger, NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    ev = expect(f->ex, l.key, SW_JOB_START_FAILED);
+    assert_int_equal(ev.code, SW_ESTORAGE);
+    assert_non_null(strstr(ev.message, "No space left on device"));
+    sw_job_event_dispose(&ev);
+    sleep_ms(100);
+    assert_int_equal(access(ledger, F_OK), -1);
+    /* space is back: the same attempt starts */
+    assert_int_equal(unlink(flag), 0);
+    assert_int_equal(run(f, &l).exit_code, 0);
+    assert_string_equal(slurp(ledger), "ran\n");
+}
+
+/* Waits until dir/exit holds `want`. */
+static void await_exit_file(const char *dir, const char *want)
+{
+    char path[PATH_MAX + 8];
+    int i;
+
+    snprintf(path, sizeof(path), "%s/exit", dir);
+    for (i = 0; i < 500 && strcmp(slurp(path), want) != 0; i++)
+        sleep_ms(10);
+    assert_string_equal(slurp(path), want);
+}
+
+/* A trial ends while its exit file cannot be written: its end is not
+ * lost. The supervisor tells it over its socket, keeps the attempt
+ * watched, and writes the file once there is space. */
+static void test_full_disk_keeps_the_exit_status(void **state)
+{
+    fixture *f = *state;
+    char flag[PATH_MAX], path[PATH_MAX + 8];
+    sw_exit e;
+    sw_launch l;
+
+    snprintf(flag, sizeof(flag), "%s/full", f->root);
+    with_fault(f, "SWEEP_FAULT_NOSPACE", flag);
+    l = next_attempt(f, SH("sleep 0.2; exit 3", NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    put(f->root, "full", "");
+    e = expect_ended(f, l.key);
+    assert_true(e.exited);
+    assert_int_equal(e.exit_code, 3);
+    snprintf(path, sizeof(path), "%s/exit", f->dir);
+    assert_int_equal(access(path, F_OK), -1);
+    sleep_ms(1200); /* retried, still full: still held */
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(unlink(flag), 0);
+    await_exit_file(f->dir, "exit 3\n");
+}
+
+/* The same, with no orchestrator: a later one, adopting the attempt
+ * while the disk is still full, waits for it (it stays watched), and
+ * learns how it ended once there is space, as `sweep resume` does. */
+static void test_full_disk_then_resume(void **state)
+{
+    fixture *f = *state;
+    char flag[PATH_MAX];
+
+    snprintf(flag, sizeof(flag), "%s/full", f->root);
+    assert_int_equal(setenv("SWEEP_FAULT_NOSPACE", flag, 1), 0);
+    launch_and_crash(f, SH("sleep 0.2; exit 9", NULL));
+    assert_int_equal(unsetenv("SWEEP_FAULT_NOSPACE"), 0);
+    put(f->root, "full", "");
+    assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, f->handle), 0);
+    expect_quiet(f, 0.8); /* ended, unrecorded, still watched */
+    assert_int_equal(unlink(flag), 0);
+    assert_int_equal(expect_ended(f, f->key).exit_code, 9);
+    assert_true(proc_gone(f->pid)); /* its supervisor, done, left */
 }
 
 static void test_adopt_bad_handle(void **state)
@@ -1021,6 +1213,11 @@ int main(void)
         T(test_adopt_cancel),
         T(test_adopted_supervisor_killed_is_lost),
         T(test_adopt_bad_handle),
+        T(test_killed_mid_launch_runs_once),
+        T(test_adopt_waits_for_a_launch_in_progress),
+        T(test_full_disk_at_launch),
+        T(test_full_disk_keeps_the_exit_status),
+        T(test_full_disk_then_resume),
         T(test_cancel_spares_a_reused_group),
         T(test_cancel_checks_the_start_time),
         cmocka_unit_test(test_factory),
