@@ -296,6 +296,20 @@ static int request_launch(sw_engine *e, sw_slot *s)
     return error;
 }
 
+/* The disk failed (full, an I/O error) while an attempt was being
+ * started: no trial is to blame and none could start, so the sweep stops
+ * launching and ends, its results kept; the attempt, committed running
+ * without a handle, is found never to have started by `sweep resume`,
+ * and runs again without using a retry. */
+static int storage_failed(sw_engine *e, const sw_slot *s, const char *why)
+{
+    return sw_engine__fatal(
+        e, sw_error_set(SW_ESTORAGE,
+                        "run %s not started: %s; nothing more is launched "
+                        "(free space, then `sweep resume %s`)",
+                        s->rec.id, why ? why : "?", e->sweep.id));
+}
+
 /* The run in `s`, its folder and code made ready (or not: `prepared`
  * says why), as its next attempt: committed running, then launched. */
 static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
@@ -317,6 +331,8 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     if (error)
         return sw_engine__fatal(e, error);
     s->fresh = false;
+    if (prepared == SW_ESTORAGE)
+        return storage_failed(e, s, why);
     if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
         return finish(e, s, NULL, END_START_FAILED, why);
@@ -601,18 +617,12 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
     return SW_OK;
 }
 
-/* An adopted attempt that never started: its run goes again, with the
- * next attempt number. */
+/* An attempt that never ran (adopted: the launch was never made; or
+ * its supervisor died first): the machinery failed, not the trial, so
+ * its run goes again as after a lost attempt, using no retry. */
 static int not_started(sw_engine *e, sw_slot *s)
 {
-    int error;
-
-    s->rec.state = SW_RUN_PENDING;
-    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
-        return sw_engine__fatal(e, error);
-    sw_engine__enqueue(e, &s->rec);
-    sw_engine__free_slot(e, s);
-    return SW_OK;
+    return finish(e, s, NULL, END_LOST, NULL);
 }
 
 static int on_event(sw_engine *e, const sw_job_event *ev)
@@ -628,6 +638,8 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
     case SW_JOB_STARTED:
         return on_started(e, s, ev->handle);
     case SW_JOB_START_FAILED:
+        if (ev->code == SW_ESTORAGE)
+            return storage_failed(e, s, ev->message);
         return finish(e, s, NULL, END_START_FAILED, ev->message);
     case SW_JOB_NOT_STARTED:
         return not_started(e, s);

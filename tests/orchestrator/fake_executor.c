@@ -130,11 +130,18 @@ static void end(fake_executor *fx, fake_job *j, bool exited, int code)
 static void answer(fake_executor *fx, fake_job *j)
 {
     j->answered = true;
-    if (j->plan.fail_launch || (j->adopted && !fx->adopt_started)) {
-        push(fx, j->adopted ? SW_JOB_NOT_STARTED : SW_JOB_START_FAILED, j->key);
-        if (!j->adopted)
+    if (j->plan.fail_launch || j->plan.not_started ||
+        (j->adopted && !fx->adopt_started)) {
+        bool failed = !j->adopted && j->plan.fail_launch;
+
+        push(fx, failed ? SW_JOB_START_FAILED : SW_JOB_NOT_STARTED, j->key);
+        if (failed) {
             fx->events[fx->n_events - 1].message =
-                sw_strdup("fake: cannot start");
+                sw_strdup(j->plan.disk_full ? "fake: No space left on device"
+                                            : "fake: cannot start");
+            fx->events[fx->n_events - 1].code =
+                j->plan.disk_full ? SW_ESTORAGE : SW_ERROR;
+        }
         j->done = true;
         return;
     }

@@ -21,6 +21,9 @@ typedef struct {
     bool lost;          /* ends as SW_JOB_LOST instead */
     int on_term;        /* exit code on SIGTERM; -1: ignores SIGTERM */
     const char *output; /* written to its stdout when it starts */
+    bool not_started;   /* answered SW_JOB_NOT_STARTED (its supervisor
+                           died before starting it) */
+    bool disk_full;     /* with fail_launch: the failure is SW_ESTORAGE */
 } fake_plan;
 
 /* Fills *p for attempt `attempt` (1, 2, ...) of run `key`. */

@@ -63,7 +63,7 @@ static int setup(void **state)
     assert_non_null(mkdtemp(f->dir));
     f->home = sw_aprintf("%s/home", f->dir);
     fake_clock_init(&f->clock);
-    f->plan = (fake_plan){false, 10, 0, false, 0, NULL};
+    f->plan = (fake_plan){false, 10, 0, false, 0, NULL, false, false};
     f->second = f->plan;
     *state = f;
     return 0;
@@ -302,8 +302,8 @@ static void test_timeout_with_exit_0_is_a_failure(void **state)
 {
     fixture *f = *state;
 
-    f->plan =
-        (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 0.5}\n"};
+    f->plan = (fake_plan){
+        false, 100, 0, false, 0, "@metrics {\"loss\": 0.5}\n", false, false};
     start_sweep(f, ONE "timeout: 5\nmetric: {name: loss}\n", 0);
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
@@ -321,7 +321,8 @@ static void test_sigkill_after_the_grace_period(void **state)
     const fake_job *j;
     char *key;
 
-    f->plan = (fake_plan){false, -1, 0, false, -1, NULL}; /* ignores TERM */
+    f->plan = (fake_plan){false, -1,   0,     false,
+                          -1,    NULL, false, false}; /* ignores TERM */
     start_sweep(f, ONE "timeout: 5\n", 3);
     assert_int_equal(drive(f), SW_OK);
     key = sw_aprintf("%s-1", f->e->sweep.id);
@@ -358,7 +359,8 @@ static void test_metric_target_cancels_the_rest(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 1}\n"};
+    f->plan = (fake_plan){false, 100,  0, false, 0, "@metrics {\"loss\": 1}\n",
+                          false, false};
     f->star = "-2";
     f->star_output = "@metrics {\"loss\": 0.05}\n";
     start_sweep(f,
@@ -385,8 +387,8 @@ static void test_the_rule_stops_a_printing_trial_at_once(void **state)
     fixture *f = *state;
     double t0;
 
-    f->plan =
-        (fake_plan){false, 100, 0, false, 143, "@metrics {\"loss\": 1}\n"};
+    f->plan = (fake_plan){
+        false, 100, 0, false, 143, "@metrics {\"loss\": 1}\n", false, false};
     start_sweep(f,
                 "program: train.py\nmethod: grid\nparallel: 1\n"
                 "parameters:\n  x:\n    values: [1, 2, 3]\n"
@@ -414,7 +416,7 @@ static void test_two_interrupts_cancel_running_trials(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 100, 0, false, 143, NULL};
+    f->plan = (fake_plan){false, 100, 0, false, 143, NULL, false, false};
     start_sweep(f, GRID3 "parallel: 2\n", 0);
     assert_int_equal(sw_engine__begin(f->e), SW_OK);
     assert_int_equal(drive_until(f, 1001), 1);
@@ -450,7 +452,7 @@ static void test_lost_attempt_is_rerun_without_a_retry(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL, false, false};
     start_sweep(f, ONE, 0);
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
@@ -466,9 +468,9 @@ static void test_lost_attempt_leaves_the_retries(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
-    f->second = (fake_plan){false, 1, 1, false, 0, NULL};
-    f->third = (fake_plan){false, 1, 0, false, 0, NULL};
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL, false, false};
+    f->second = (fake_plan){false, 1, 1, false, 0, NULL, false, false};
+    f->third = (fake_plan){false, 1, 0, false, 0, NULL, false, false};
     f->has_third = true;
     start_sweep(f, ONE "retries: 1\n", 0);
     assert_int_equal(drive(f), SW_OK);
@@ -483,7 +485,7 @@ static void test_always_lost_fails_in_the_end(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 1, 0, true, 0, NULL};
+    f->plan = (fake_plan){false, 1, 0, true, 0, NULL, false, false};
     f->second = f->plan;
     start_sweep(f, ONE, 0);
     assert_int_equal(drive(f), SW_OK);
@@ -555,7 +557,8 @@ static void test_a_metric_ends_the_probation(void **state)
 {
     fixture *f = *state;
 
-    f->plan = (fake_plan){false, 100, 0, false, 0, "@metrics {\"loss\": 1}\n"};
+    f->plan = (fake_plan){false, 100,  0, false, 0, "@metrics {\"loss\": 1}\n",
+                          false, false};
     start_sweep(f, RANDOM "parallel: 8\n", 0);
     assert_int_equal(sw_engine__begin(f->e), SW_OK);
     assert_int_equal(drive_until(f, 1001), 1);
@@ -585,7 +588,7 @@ static void test_a_long_line_is_skipped_whole(void **state)
     memcpy(out + n + 2 * mib, fake, k);
     memset(out + n + 2 * mib + k, ' ', line - 2 * mib - k);
     memcpy(out + n + line, "\n", 2);
-    f->plan = (fake_plan){false, 10, 0, false, 0, out};
+    f->plan = (fake_plan){false, 10, 0, false, 0, out, false, false};
     start_sweep(f, ONE_LOSS, 0);
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
@@ -610,7 +613,7 @@ static void test_the_last_line_counts_without_a_newline(void **state)
     memset(out, ' ', line);
     memcpy(out, head, sizeof(head) - 1);
     memcpy(out + line, tail, sizeof(tail));
-    f->plan = (fake_plan){false, 10, 0, false, 0, out};
+    f->plan = (fake_plan){false, 10, 0, false, 0, out, false, false};
     start_sweep(f, ONE_LOSS, 0);
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
@@ -736,6 +739,57 @@ static void test_resume_relaunches_an_unanswered_launch(void **state)
     sw_run_rec_dispose(&r);
 }
 
+/* An attempt whose supervisor died before starting it never ran
+ * (SW_JOB_NOT_STARTED): the machinery failed, not the trial, so the run
+ * goes again at once without using a retry (issue 13). */
+static void test_an_attempt_that_never_ran_uses_no_retry(void **state)
+{
+    fixture *f = *state;
+    sw_run_rec r;
+
+    f->plan.not_started = true;
+    f->second.exit_code = 1;
+    f->third = (fake_plan){false, 10, 0, false, 0, NULL, false, false};
+    f->has_third = true;
+    start_sweep(f, ONE "retries: 1\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(r.attempts, 3);
+    assert_int_equal(r.lost, 1);
+    sw_run_rec_dispose(&r);
+}
+
+/* A full disk is no trial's failure: the first launch it breaks stops
+ * the sweep (one line, no run failed, nothing more launched), and a
+ * resume once there is space finishes every run. */
+static void test_a_full_disk_stops_launching(void **state)
+{
+    fixture *f = *state;
+    sw_run_rec r;
+
+    start_sweep(f, GRID3 "parallel: 1\n", 0);
+    assert_int_equal(sw_engine__begin(f->e), SW_OK);
+    assert_int_equal(drive_until(f, 1005), 1); /* 1-1 runs */
+    f->plan.fail_launch = f->plan.disk_full = true;
+    assert_int_equal(drive_until(f, 0), SW_ESTORAGE);
+    assert_non_null(strstr(sw_error_last(), "No space left on device"));
+    assert_non_null(strstr(sw_error_last(), "sweep resume"));
+    assert_int_equal(f->fx->launches, 2);
+    assert_int_equal(count_runs(f, "finished"), 1);
+    assert_int_equal(count_runs(f, "failed"), 0);
+    drop_engine(f);
+    f->plan.fail_launch = f->plan.disk_full = false;
+    resume(f);
+    f->fx->adopt_started = false; /* the broken launch never ran */
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 3);
+    r = get_run(f, 2);
+    assert_int_equal(r.attempts, 2);
+    assert_int_equal(r.lost, 1);
+    sw_run_rec_dispose(&r);
+}
+
 static int64_t sql_int(const char *db, const char *sql)
 {
     sqlite3 *h;
@@ -806,6 +860,8 @@ int main(void)
         T(test_resume_reruns_lost_runs_of_a_finished_sweep),
         T(test_resume_relaunches_an_unanswered_launch),
         T(test_a_store_error_rolls_back),
+        T(test_an_attempt_that_never_ran_uses_no_retry),
+        T(test_a_full_disk_stops_launching),
     };
 
     setenv("SWEEP_GIT", "off", 1);
