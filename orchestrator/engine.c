@@ -357,7 +357,7 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     error = sw_engine__prepare_run(&e, path, o);
     if (!error)
         error = start(&e, o);
-    if (error && error != SW_EINVALID)
+    if (error && error != SW_EINVALID && error != e.result) /* else said */
         fprintf(stderr, "sweep run: %s\n", sw_error_last());
     stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
@@ -424,7 +424,7 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
     error = sw_engine__prepare_resume(&e, key, o, &done);
     if (!error && !done)
         error = start(&e, o);
-    if (error && error != SW_EINVALID)
+    if (error && error != SW_EINVALID && error != e.result) /* else said */
         fprintf(stderr, "sweep resume: %s\n", sw_error_last());
     stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
