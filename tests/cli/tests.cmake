@@ -42,3 +42,13 @@ add_dependencies(test_cli_export sweep)
 add_test(NAME cli.export COMMAND test_cli_export)
 set_tests_properties(cli.export PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>")
+
+# The fault tests: a supervisor killed mid-launch, a full disk (injected;
+# a real tmpfs too where the test may mount one).
+add_executable(test_cli_faults cli/test_faults.c cli/harness.c)
+target_link_libraries(test_cli_faults PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_faults PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_faults sweep)
+add_test(NAME cli.faults COMMAND test_cli_faults)
+set_tests_properties(cli.faults PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")

@@ -1,0 +1,308 @@
+/*
+ * test_faults.c - the real `sweep` binary against the faults a machine
+ * sees (issue 13): its supervisor killed in the middle of a launch, and a
+ * full disk, injected (SWEEP_FAULT_NOSPACE, test builds) and, where this
+ * process may mount one, a real small tmpfs that fills up. In each, every
+ * grid point must run to its end exactly once (each trial appends its
+ * run id to a ledger outside the sweep home when it is done), nothing
+ * may fail for the machine's fault, and `sweep` must end, saying why,
+ * rather than hang.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testutil.h"
+#include "sweeps/buf.h"
+#include "sweeps/error.h"
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* A grid of n points whose trial sleeps `secs`, then appends its run id
+ * to the ledger `ledger`. */
+static char *ledger_sweep(const sw_h *h, int n, int parallel, double secs,
+                          const char *ledger)
+{
+    char *script =
+        sw_aprintf("sleep %g; echo \"$SWEEP_RUN_ID\" >> '%s'\n", secs, ledger);
+    char *trial = sw_h_file(h, "trial.sh", script), *path;
+    sw_buf b = SW_BUF_INIT;
+    int i;
+
+    sw_buf_printf(&b,
+                  "program: %s\nmethod: grid\nparallel: %d\n"
+                  "command: [/bin/sh, '${program}']\n"
+                  "parameters:\n  x:\n    values: [",
+                  trial, parallel);
+    for (i = 0; i < n; i++)
+        sw_buf_printf(&b, "%s%d", i ? ", " : "", i);
+    sw_buf_puts(&b, "]\n");
+    path = sw_h_file(h, "sweep.yaml", sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    free(script);
+    free(trial);
+    return path;
+}
+
+/* Asserts that the ledger holds `n` lines, all different: every point
+ * ran to its end exactly once. */
+static void assert_each_once(const char *ledger, int n)
+{
+    char *text = sw_test_slurp(ledger, NULL), *line, *next, *seen;
+    int lines = 0;
+
+    assert_non_null(text);
+    for (line = text; *line; line = next + 1) {
+        next = strchr(line, '\n');
+        assert_non_null(next);
+        *next = '\0';
+        seen = strstr(next + 1, line);
+        if (seen && (seen[-1] == '\n' || seen[-1] == '\0') &&
+            seen[strlen(line)] == '\n')
+            fail_msg("%s ran to its end twice", line);
+        *next = '\n';
+        lines++;
+    }
+    assert_int_equal(lines, n);
+    free(text);
+}
+
+/* Process `parent`'s child in state `st` (any state when 0); 0 when it
+ * has none. */
+static long child_in(long parent, char st)
+{
+    char path[64], *text, *p;
+    long pid, found = 0;
+
+    for (pid = 2; pid < 4194304 && !found; pid++) {
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        if (access(path, F_OK) != 0 || !(text = sw_test_slurp(path, NULL)))
+            continue;
+        p = strrchr(text, ')');
+        if (p && strtol(p + 4, NULL, 10) == parent && (!st || p[2] == st))
+            found = pid;
+        free(text);
+    }
+    return found;
+}
+
+/* Gone, or a zombie. */
+static bool gone(long pid)
+{
+    char path[64], *text, *p;
+    bool dead;
+    int i;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    for (i = 0; i < 300; i++) {
+        text = sw_test_slurp(path, NULL);
+        p = text ? strrchr(text, ')') : NULL;
+        dead = !text || (p && (p[2] == 'Z' || p[2] == 'X'));
+        free(text);
+        if (dead)
+            return true;
+        sleep_ms(10);
+    }
+    return false;
+}
+
+/* The supervisor is killed after forking a trial and before its pid
+ * file: `sweep` finds the attempt never ran, runs it again under a new
+ * supervisor (no retry configured), and every point runs exactly once. */
+static void test_supervisor_killed_mid_launch(void **state)
+{
+    char *flag, *ledger, *file;
+    long supervisor = 0, trial;
+    sw_h h;
+    pid_t pid;
+    int i;
+
+    (void)state;
+    sw_h_init(&h);
+    ledger = sw_aprintf("%s/ledger", h.dir);
+    flag = sw_h_file(&h, "stop", "");
+    file = ledger_sweep(&h, 3, 1, 0.1, ledger);
+    setenv("SWEEP_FAULT_LAUNCH_STOP", flag, 1);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    unsetenv("SWEEP_FAULT_LAUNCH_STOP");
+    assert_true(pid > 0);
+    for (i = 0; i < 1000 && !supervisor; i++) {
+        if (access(flag, F_OK) != 0)
+            supervisor = child_in(pid, 'T');
+        if (!supervisor)
+            sleep_ms(10);
+    }
+    assert_true(supervisor > 0);
+    trial = child_in(supervisor, 0); /* held at its gate */
+    assert_true(trial > 0);
+    assert_int_equal(kill((pid_t)supervisor, SIGKILL), 0);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_true(gone(trial));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     3);
+    assert_int_equal(sw_h_count(&h, "select sum(lost) from runs"), 1);
+    assert_each_once(ledger, 3);
+    free(file);
+    free(flag);
+    free(ledger);
+    sw_h_dispose(&h);
+}
+
+/* Waits until n attempts have started. */
+static void wait_started(const sw_h *h, long n)
+{
+    int i;
+
+    for (i = 0; i < 500; i++) {
+        if (sw_h_count(h, "select count(*) from runs where state = "
+                          "'running' and job is not null") >= n)
+            return;
+        sleep_ms(20);
+    }
+    fail_msg("%ld attempts did not start in 10 s", n);
+}
+
+/* How many lines of `path` hold `what`. */
+static int lines_with(const char *path, const char *what)
+{
+    char *text = sw_test_slurp(path, NULL), *p;
+    int n = 0;
+
+    for (p = text; p && (p = strstr(p, what)); p++)
+        n++;
+    free(text);
+    return n;
+}
+
+/* The disk fills while trials run: the trials' ends are still recorded,
+ * `sweep` says so in one line and ends (exit 1) rather than failing runs
+ * or waiting, and `sweep resume` finishes every point once there is
+ * space. */
+static void test_full_disk_injected(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    char *flag, *ledger, *file, *err;
+    sw_h h;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    ledger = sw_aprintf("%s/ledger", h.dir);
+    flag = sw_aprintf("%s/full", h.dir);
+    err = sw_aprintf("%s/stderr.txt", h.dir);
+    file = ledger_sweep(&h, 6, 2, 0.5, ledger);
+    setenv("SWEEP_FAULT_NOSPACE", flag, 1);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0);
+    wait_started(&h, 2);
+    free(sw_h_file(&h, "full", ""));
+    assert_int_equal(sw_h_wait(pid, 30), 1);
+    assert_int_equal(lines_with(err, "No space left on device"), 1);
+    assert_int_equal(lines_with(err, "sweep resume"), 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'failed'"),
+                     0);
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'finished'") >= 2);
+    assert_int_equal(unlink(flag), 0);
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    unsetenv("SWEEP_FAULT_NOSPACE");
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     6);
+    assert_each_once(ledger, 6);
+    free(file);
+    free(flag);
+    free(err);
+    free(ledger);
+    sw_h_dispose(&h);
+}
+
+/* A real full disk: the sweep home on a 4 MiB tmpfs, filled up while
+ * trials run. Skipped where this process may not mount. */
+static void test_full_disk_tmpfs(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    char *mnt, *ledger, *file, *filler, *home;
+    int fd, rc;
+    char block[65536];
+    sw_h h;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    mnt = sw_aprintf("%s/mnt", h.dir);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=4m") != 0) {
+        rmdir(mnt);
+        free(mnt);
+        sw_h_dispose(&h);
+        skip();
+    }
+    home = sw_aprintf("%s/home", mnt);
+    setenv("SWEEP_HOME", home, 1);
+    ledger = sw_aprintf("%s/ledger", h.dir);
+    filler = sw_aprintf("%s/filler", mnt);
+    file = ledger_sweep(&h, 8, 2, 0.5, ledger);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    wait_started(&h, 2);
+    fd = open(filler, O_WRONLY | O_CREAT, 0600);
+    memset(block, 'x', sizeof(block));
+    while (write(fd, block, sizeof(block)) > 0)
+        ;
+    assert_int_equal(errno, ENOSPC);
+    close(fd);
+    rc = sw_h_wait(pid, 30); /* it ends, or finishes first: never hangs */
+    assert_true(rc == 0 || rc == 1);
+    assert_int_equal(unlink(filler), 0);
+    if (rc == 1)
+        assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     8);
+    assert_each_once(ledger, 8);
+    sleep_ms(300); /* the supervisor's last exit files */
+    assert_int_equal(umount2(mnt, MNT_DETACH), 0);
+    setenv("SWEEP_HOME", h.home, 1);
+    free(file);
+    free(filler);
+    free(ledger);
+    free(home);
+    free(mnt);
+    sw_h_dispose(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_supervisor_killed_mid_launch),
+        cmocka_unit_test(test_full_disk_injected),
+        cmocka_unit_test(test_full_disk_tmpfs),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
