@@ -24,7 +24,8 @@
  * before that, the child reads end of file and exits without running
  * anything: so whoever finds no pid file after the supervisor's death
  * knows the trial's code never ran, and whoever finds one finds the
- * trial (to adopt, or to kill before a rerun). fork() was chosen over
+ * trial (to adopt, or to kill before a rerun). A fork (glibc's _Fork, which
+ * runs no atfork handlers: see fork_trial()) was chosen over
  * posix_spawn (whose child runs nothing of ours before the exec) and over
  * a marker found later in /proc (a trial that ran for a moment has done
  * work; a search can race with the exec): the gate makes the pid file
@@ -325,8 +326,11 @@ static _Noreturn void child(const supervisor *s, const request *r, int out,
     do
         n = read(gate, &go, 1);
     while (n < 0 && errno == EINTR);
-    if (n != 1)
+    if (n != 1) {
+        dprintf(2, "sweep: not started: its supervisor went first (%s)\n",
+                n < 0 ? strerror(errno) : "end of file");
         _exit(127);
+    }
     if (r->cwd && chdir(r->cwd) < 0) {
         e = errno;
     } else {
@@ -349,7 +353,10 @@ static int fork_trial(const supervisor *s, const request *r, int out, int err,
 
     if (pipe2(g, O_CLOEXEC) < 0)
         return -1;
-    if (pipe2(rp, O_CLOEXEC) < 0 || (*pid = fork()) < 0) {
+    /* _Fork: no atfork handlers. A supervisor forked from a running
+     * orchestrator inherits its libraries' handlers (libuv's closes the
+     * descriptors its signal pipe had, numbers ours reuse by now). */
+    if (pipe2(rp, O_CLOEXEC) < 0 || (*pid = _Fork()) < 0) {
         e = errno;
         close(g[0]);
         close(g[1]);

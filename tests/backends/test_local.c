@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1009,6 +1010,42 @@ static void test_full_disk_then_resume(void **state)
     assert_true(proc_gone(f->pid)); /* its supervisor, done, left */
 }
 
+static pid_t hostile_parent; /* 0: the handler below does nothing */
+
+/* An atfork handler as a library may hold (libuv's closes the
+ * descriptors of its signal pipe): in a grandchild of the test, it
+ * closes descriptors that are not its own. */
+static void hostile_atfork(void)
+{
+    int fd;
+
+    if (hostile_parent && getppid() != hostile_parent)
+        for (fd = 3; fd < 256; fd++)
+            close(fd);
+}
+
+/* Defect: trials were forked with fork(), which runs the atfork
+ * handlers a supervisor inherits from the orchestrator: libuv's closed
+ * the descriptors of the trial's logs and gate, and every trial of a
+ * supervisor restarted mid-sweep exited 127 (bench_chaos). */
+static void test_trials_run_no_atfork_handler(void **state)
+{
+    fixture *f = *state;
+    static bool registered;
+    sw_launch l;
+
+    if (!registered)
+        assert_int_equal(pthread_atfork(NULL, NULL, hostile_atfork), 0);
+    registered = true;
+    hostile_parent = getpid();
+    sw_executor_free(f->ex);
+    assert_int_equal(sw_executor_local_new(&f->ex), 0);
+    hostile_parent = 0;
+    l = next_attempt(f, SH("echo ok", NULL));
+    assert_int_equal(run(f, &l).exit_code, 0);
+    assert_string_equal(slurp(f->out), "ok\n");
+}
+
 static void test_adopt_bad_handle(void **state)
 {
     fixture *f = *state;
@@ -1218,6 +1255,7 @@ int main(void)
         T(test_full_disk_at_launch),
         T(test_full_disk_keeps_the_exit_status),
         T(test_full_disk_then_resume),
+        T(test_trials_run_no_atfork_handler),
         T(test_cancel_spares_a_reused_group),
         T(test_cancel_checks_the_start_time),
         cmocka_unit_test(test_factory),
