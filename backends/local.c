@@ -58,11 +58,14 @@ extern char **environ;
     0.02               /* s between looks for the pid file of an attempt       \
                           adopted without a handle */
 #define SEEK_GRACE 2.0 /* s it may take that file to appear */
+#define KILL_WAIT 60.0 /* s a killed group may take to go, at most */
 
 typedef enum {
     A_PENDING, /* launched: the supervisor has not replied */
     A_SEEKING, /* adopted without a handle: no pid file seen yet */
     A_RUNNING, /* started: its end has not been seen */
+    A_ENDING,  /* lost: its group was SIGKILLed, and its loss is told
+                  once nothing of it runs (a rerun must not meet it) */
     A_DONE,    /* answered for good: sweep() frees it */
 } astate;
 
@@ -78,7 +81,8 @@ typedef struct {
     int cancel;      /* the signal a cancel asked for before the start */
     bool orphaned;   /* A_SEEKING: launched, its supervisor died before
                         answering: no grace (see seek()) */
-    bool timed;      /* A_SEEKING: `deadline` is set (first process()) */
+    bool timed;      /* A_SEEKING: `deadline` is set (first process());
+                        A_ENDING: when to stop waiting */
     double deadline;
     double next_look; /* A_RUNNING, not ours: when to look for its end */
 } attempt;
@@ -300,10 +304,21 @@ static int signal_group(const attempt *a, int sig)
     return SW_OK;
 }
 
+/* Tells that attempt `a` is lost: nothing recorded how it ended. */
+static void lost(local *lx, attempt *a)
+{
+    emit(lx, SW_JOB_LOST, a,
+         sw_aprintf("attempt in '%s' is lost: its supervisor (pid %d) "
+                    "ended without recording how the trial ended",
+                    a->dir, (int)a->pid));
+    a->state = A_DONE;
+}
+
 /* Queues the end of running attempt `a` if it has come: SW_JOB_ENDED
  * when its exit file says how, SW_JOB_LOST when nobody watches it (the
- * lock also tells of our own supervisor failing to write the file); a
- * lost trial's group is killed first, as the engine reruns its run. */
+ * lock also tells of our own supervisor failing to write the file). A
+ * lost trial may still run: its group is killed, and the loss told only
+ * once the group is gone (A_ENDING), as the engine reruns its run. */
 static void check_end(local *lx, attempt *a)
 {
     sw_exit e;
@@ -313,18 +328,20 @@ static void check_end(local *lx, attempt *a)
         return;
     if (rc == 0)
         rc = sw_local__read_exit(a->dir, &e); /* it may have ended meanwhile */
-    if (rc == 0) /* it may still run, unwatched: end it before any rerun */
-        (void)signal_group(a, SIGKILL);
-    if (rc > 0)
+    if (rc == 0 && a->pgid > 1 && signal_group(a, SIGKILL) == SW_OK) {
+        a->state = A_ENDING;
+        a->deadline = lx->now + KILL_WAIT;
+        return;
+    }
+    if (rc > 0) {
         emit(lx, SW_JOB_ENDED, a, NULL)->exit = e;
-    else if (rc == 0)
-        emit(lx, SW_JOB_LOST, a,
-             sw_aprintf("attempt in '%s' is lost: its supervisor (pid %d) "
-                        "ended without recording how the trial ended",
-                        a->dir, (int)a->pid));
-    else
+        a->state = A_DONE;
+    } else if (rc == 0) {
+        lost(lx, a);
+    } else {
         emit(lx, SW_JOB_LOST, a, sw_strdup(sw_error_last()));
-    a->state = A_DONE;
+        a->state = A_DONE;
+    }
 }
 
 /* `a` (pid and pgid set) has started: SW_JOB_STARTED, the cancel that
@@ -747,6 +764,8 @@ static double local_next_wake(sw_executor *ex)
         if (a->state == A_SEEKING) {
             t = lx->now + SEEK_POLL;
             w = earliest(w, a->timed && a->deadline < t ? a->deadline : t);
+        } else if (a->state == A_ENDING) {
+            w = earliest(w, lx->now + SEEK_POLL);
         } else if (a->state == A_RUNNING && !a->ours) {
             w = earliest(w, lx->now + WATCH_POLL);
         }
@@ -783,6 +802,9 @@ static int local_process(sw_executor *ex, double now)
                    (a->ours ? ended : now >= a->next_look)) {
             a->next_look = now + WATCH_POLL;
             check_end(lx, a);
+        } else if (a->state == A_ENDING &&
+                   (!sw_local__group_alive(a->pgid) || now >= a->deadline)) {
+            lost(lx, a);
         }
     }
     sweep(lx);

@@ -20,6 +20,7 @@
 #include "backends/local_internal.h"
 #include "sweeps/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -204,6 +205,42 @@ int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)
     *start = st;
     *pgrp = (pid_t)pg;
     return 1;
+}
+
+/* State and process group of pid from /proc/PID/stat; false when gone. */
+static bool state_of(const char *pid, char *state, int *pgrp)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p && sscanf(p + 1, " %c %*d %d", state, pgrp) == 2;
+}
+
+bool sw_local__group_alive(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    bool alive = false;
+    char st;
+    int pg;
+
+    while (d && !alive && (e = readdir(d)))
+        alive = e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+                state_of(e->d_name, &st, &pg) && pg == (int)pgid && st != 'Z' &&
+                st != 'X';
+    if (d)
+        closedir(d);
+    return alive;
 }
 
 void sw_local__boot_id(char *id, size_t size)

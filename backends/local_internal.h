@@ -80,6 +80,10 @@ bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid,
  * it is gone or /proc cannot say. */
 int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp);
 
+/* Whether some living process (not a zombie) is in process group pgid;
+ * it looks through /proc. */
+bool sw_local__group_alive(pid_t pgid);
+
 /* The boot id (/proc/sys/kernel/random/boot_id) into id[size], without
  * its newline; "" when it cannot be read. */
 void sw_local__boot_id(char *id, size_t size);
