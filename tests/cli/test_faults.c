@@ -216,6 +216,7 @@ static void test_full_disk_injected(void **state)
     setenv("SWEEP_FAULT_NOSPACE", flag, 1);
     const char *run[] = {"run", file, "--quiet", NULL};
     pid = sw_h_start(&h, run);
+    unsetenv("SWEEP_FAULT_NOSPACE"); /* its supervisor has it */
     assert_true(pid > 0);
     wait_started(&h, 2);
     free(sw_h_file(&h, "full", ""));
@@ -225,11 +226,11 @@ static void test_full_disk_injected(void **state)
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
                                     " = 'failed'"),
                      0);
+    /* the first trial to end was recorded; the next launch met the disk */
     assert_true(sw_h_count(&h, "select count(*) from runs where state = "
-                               "'finished'") >= 2);
+                               "'finished'") >= 1);
     assert_int_equal(unlink(flag), 0);
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
-    unsetenv("SWEEP_FAULT_NOSPACE");
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
                                     " = 'finished'"),
                      6);
