@@ -17,10 +17,16 @@
  * An attempt has ended when its exit file exists. One that has not is
  * still watched while some supervisor holds the lock on its pid file
  * (from before its start is answered until its exit file is in place);
- * watched by nobody and without an exit file, it is lost. Our living
- * supervisor wakes us when one of its attempts ends; the others (adopted
- * from an earlier orchestrator, or left by our supervisor when it died)
- * are polled, on next_wake(). cancel() signals the trial's process group
+ * watched by nobody and without an exit file, it is lost: its group is
+ * SIGKILLed (once proven the trial's), and the loss told only once no
+ * process of the group lives, so a rerun never meets the old copy. A
+ * launch our supervisor died before answering started if its pid file
+ * exists (a trial execs only after it is in place); if not, and no
+ * supervisor holds its folder locked, it never ran: SW_JOB_NOT_STARTED.
+ * An end the supervisor could not write to its exit file (a full disk)
+ * comes over the socket instead. Our living supervisor wakes us when one
+ * of its attempts ends; the others (adopted from an earlier orchestrator,
+ * or left by our supervisor when it died) are polled, on next_wake(). cancel() signals the trial's process group
  * directly, and only once its leader's start time (and the boot) prove
  * it is still the trial's: never a group id that another process took
  * over after the trial ended unseen. Time is only what process() was last
