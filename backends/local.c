@@ -26,12 +26,12 @@
  * An end the supervisor could not write to its exit file (a full disk)
  * comes over the socket instead. Our living supervisor wakes us when one
  * of its attempts ends; the others (adopted from an earlier orchestrator,
- * or left by our supervisor when it died) are polled, on next_wake(). cancel() signals the trial's process group
- * directly, and only once its leader's start time (and the boot) prove
- * it is still the trial's: never a group id that another process took
- * over after the trial ended unseen. Time is only what process() was last
- * given, so a fake clock can drive it. Reading the attempt's files (and its job
- * handle) is local_files.c's business.
+ * or left by our supervisor when it died) are polled, on next_wake(). cancel()
+ * signals the trial's process group directly, and only once its leader's start
+ * time (and the boot) prove it is still the trial's: never a group id that
+ * another process took over after the trial ended unseen. Time is only what
+ * process() was last given, so a fake clock can drive it. Reading the attempt's
+ * files (and its job handle) is local_files.c's business.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "backends/executor.h"

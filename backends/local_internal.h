@@ -49,6 +49,32 @@ typedef struct {
  * left. Never returns. */
 _Noreturn void sw_local__supervise(int sock, int events);
 
+/* What the shim of a trial (local_shim.c) is given: the program, and
+ * descriptors of the supervisor's it keeps (all others it closes). */
+typedef struct {
+    char **argv, **envp;
+    const char *cwd;  /* NULL: the supervisor's */
+    int in, out, err; /* become the trial's 0, 1, 2 */
+    int gate;         /* read end: a byte once the pid file is in place */
+    int report;       /* write end: an exec's errno, when it fails */
+    int dirfd;        /* the attempt folder */
+    int lockfd;       /* the pid file, flock()ed (shared with the supervisor) */
+    int done;         /* write end: a byte once the exit file is written */
+    pid_t supervisor;
+} sw_local__spawn;
+
+/* The shim's side of the fork (local_shim.c). Never returns. */
+_Noreturn void sw_local__shim(const sw_local__spawn *sp);
+
+/* Writes `text` as dirfd/name through name.tmp and rename. Returns the
+ * open descriptor of the file when `keep` (flock()ed), else 0; -1 with
+ * errno on failure. */
+int sw_local__put_file(int dirfd, const char *name, const char *text,
+                       bool keep);
+
+/* Closes every descriptor from 3 up but the n in `keep` (-1 ignored). */
+void sw_local__close_except(const int *keep, int n);
+
 /* ---- the attempt's folder (local_files.c) ---- */
 
 /* Writes "dir/name" into buf[n]; SW_EINVALID when it does not fit. */

@@ -4,37 +4,43 @@
  *
  * One supervisor per executor, forked when the executor is made, in a
  * session of its own (Ctrl-C and a closing terminal don't reach it). It
- * starts each trial in a process group of its own, and keeps two files
- * in the attempt's folder:
+ * starts each trial under a shim of its own (local_shim.c), which leads
+ * the trial's process group, and keeps two files in the attempt's folder:
  *   pid   "SUPERVISOR_PID TRIAL_PGID STARTTIME\nBOOT_ID\n" (the job
  *         handle, with a newline, then the boot id), renamed into place
- *         before the trial's program runs, and flock()ed for as long as
- *         the attempt runs, so any process can tell whether it is still
- *         watched. STARTTIME is the trial's (field 22 of /proc/PID/stat):
- *         with the boot id, it tells the trial from a later process that
- *         got its id, so nobody signals a group that is not the trial's;
+ *         before the trial's program runs, and flock()ed (by the
+ *         supervisor and the shim both) for as long as the attempt runs,
+ *         so any process can tell whether it is still watched. The group
+ *         is the shim's, and STARTTIME its start time (field 22 of
+ *         /proc/PID/stat): with the boot id, it tells the group's leader
+ *         from a later process that got its id, so nobody signals a group
+ *         that is not the trial's;
  *   exit  "exit N\n" or "signal N\n", renamed into place when the trial
  *         ends, after the rest of its group is killed. When the program
  *         cannot be executed nothing ran: "exit 127\n" is written, then
  *         the pid file is replaced by one with group 0.
+ * The shim ends as its trial ended, so the supervisor records the
+ * trial's end from the shim's; a shim whose supervisor has died records
+ * it itself. Killing the supervisor (or it and `sweep`) loses no trial.
  *
- * An attempt starts at most once. A trial is forked, and the child waits
- * on a pipe (the gate) before it execs the program; the supervisor opens
- * the gate only once the pid file is in place. Should the supervisor die
- * before that, the child reads end of file and exits without running
+ * An attempt starts at most once. The shim is forked, and waits on a
+ * pipe (the gate) before it starts the trial; the supervisor opens the
+ * gate only once the pid file is in place. Should the supervisor die
+ * before that, the shim reads end of file and exits without running
  * anything: so whoever finds no pid file after the supervisor's death
  * knows the trial's code never ran, and whoever finds one finds the
- * trial (to adopt, or to kill before a rerun). A fork (glibc's _Fork, which
- * runs no atfork handlers: see fork_trial()) was chosen over
- * posix_spawn (whose child runs nothing of ours before the exec) and over
- * a marker found later in /proc (a trial that ran for a moment has done
- * work; a search can race with the exec): the gate makes the pid file
- * durable before a single instruction of the trial's runs. The exec's
- * outcome comes back on a second close-on-exec pipe. The attempt folder
- * itself is flock()ed from the check that it holds no attempt until the
- * pid file is in place, and a request is refused once the orchestrator
- * that sent it has gone: so a resumed orchestrator that finds the folder
- * unlocked and without a pid file knows no supervisor will start it.
+ * attempt (watched by its shim, or to kill before a rerun). A fork
+ * (glibc's _Fork, which runs no atfork handlers: see fork_trial()) was
+ * chosen over posix_spawn (whose child runs nothing of ours before the
+ * exec) and over a marker found later in /proc (a trial that ran for a
+ * moment has done work; a search can race with the exec): the gate makes
+ * the pid file durable before a single instruction of the trial's runs.
+ * The exec's outcome comes back on a second close-on-exec pipe. The
+ * attempt folder itself is flock()ed from the check that it holds no
+ * attempt until the pid file is in place, and a request is refused once
+ * the orchestrator that sent it has gone: so a resumed orchestrator that
+ * finds the folder unlocked and without a pid file knows no supervisor
+ * will start it.
  *
  * Requests are served one at a time, each answered by one reply, in
  * order; the orchestrator reads the replies when it can.
@@ -49,9 +55,11 @@
  * orchestrator goes (its socket closes), the supervisor keeps watching the
  * trials it started and exits after the last one is recorded.
  *
- * A trial's descendants may leave its group (setsid, setpgid), so the
- * supervisor is a child subreaper: whatever of a trial loses its parent
- * becomes the supervisor's child, an orphan. It tells whose orphan it
+ * A trial's descendants may leave its group (setsid, setpgid). Its shim
+ * is a child subreaper, and ends them all with the trial; should the
+ * shim itself be killed, the supervisor, a child subreaper too, gets
+ * them: whatever of a trial loses its parent (and shim) becomes the
+ * supervisor's child, an orphan. It tells whose orphan it
  * is by a tag every trial gets in its environment,
  * SWEEP_LOCAL_TRIAL=SUPERVISOR_PID.N (N unique to the trial), which
  * descendants inherit and /proc/PID/environ shows. A tag was chosen over
@@ -107,6 +115,7 @@ typedef struct {
     uint64_t start;
     int dirfd;         /* its attempt folder */
     int lockfd;        /* its pid file, flock()ed */
+    int donefd;        /* a byte here: its shim wrote the exit file */
     unsigned long tag; /* N of its SWEEP_LOCAL_TRIAL; 0 once it has ended */
     char exit[32];     /* once reaped: the exit record its file lacks */
 } trial;
@@ -220,9 +229,7 @@ static int fail(supervisor *s, int code, const char *fmt, ...)
     return reply(s, code, 0, 0, msg);
 }
 
-/* Writes `text` as dirfd/name through name.tmp and rename. Returns the
- * open descriptor of the file when `keep`, else 0; -1 on failure. */
-static int put_file(int dirfd, const char *name, const char *text, bool keep)
+int sw_local__put_file(int dirfd, const char *name, const char *text, bool keep)
 {
     char tmp[32];
     size_t len = strlen(text);
@@ -303,56 +310,26 @@ static void tag_env(supervisor *s, request *r, char *buf, size_t size)
     r->envp[j] = NULL;
 }
 
-/* The trial's side of the fork: its own group, default signals, the
- * logs; then it waits at the gate, and execs only once the supervisor
- * opens it (the pid file is in place). End of file there: the
- * supervisor died or gave up, and nothing runs. An exec that fails says
- * why in the trial's stderr and on `report`. */
-static _Noreturn void child(const supervisor *s, const request *r, int out,
-                            int err, int gate, int report)
+/* Forks the shim of `r` (local_shim.c), held at its gate, leading the
+ * trial's group and sharing the lock on its pid file: *pid, the write
+ * end of the gate and the read end of the exec's report. -1 with errno. */
+static int fork_trial(const supervisor *s, const request *r, const int fds[4],
+                      pid_t *pid, int *gate, int *report, int *done)
 {
-    sigset_t none;
-    ssize_t n;
-    char go;
-    int sig, e;
+    sw_local__spawn sp = {r->argv, r->envp, r->cwd, s->devnull,
+                          fds[0],  fds[1],  -1,     -1,
+                          fds[2],  fds[3],  -1,     getpid()};
+    int g[2], rp[2] = {-1, -1}, dn[2], e;
 
-    setpgid(0, 0);
-    for (sig = 1; sig < NSIG; sig++)
-        signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(s->devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-        _exit(127);
-    do
-        n = read(gate, &go, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) {
-        dprintf(2, "sweep: not started: its supervisor went first (%s)\n",
-                n < 0 ? strerror(errno) : "end of file");
-        _exit(127);
-    }
-    if (r->cwd && chdir(r->cwd) < 0) {
-        e = errno;
-    } else {
-        environ = r->envp; /* execvp searches the trial's PATH */
-        execvp(r->argv[0], r->argv);
-        e = errno;
-    }
-    dprintf(2, "sweep: cannot run '%s': %s\n", r->argv[0], strerror(e));
-    if (write(report, &e, sizeof(e)) < 0)
-        _exit(127);
-    _exit(127);
-}
-
-/* Forks the trial of `r`, held at its gate: *pid, and the write end of
- * the gate and the read end of the exec's report. -1 with errno. */
-static int fork_trial(const supervisor *s, const request *r, int out, int err,
-                      pid_t *pid, int *gate, int *report)
-{
-    int g[2], rp[2] = {-1, -1}, e;
-
-    if (pipe2(g, O_CLOEXEC) < 0)
+    if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0)
         return -1;
+    if (pipe2(g, O_CLOEXEC) < 0) {
+        e = errno;
+        close(dn[0]);
+        close(dn[1]);
+        errno = e;
+        return -1;
+    }
     /* _Fork: no atfork handlers. A supervisor forked from a running
      * orchestrator inherits its libraries' handlers (libuv's closes the
      * descriptors its signal pipe had, numbers ours reuse by now). */
@@ -360,6 +337,8 @@ static int fork_trial(const supervisor *s, const request *r, int out, int err,
         e = errno;
         close(g[0]);
         close(g[1]);
+        close(dn[0]);
+        close(dn[1]);
         if (rp[0] >= 0) {
             close(rp[0]);
             close(rp[1]);
@@ -370,11 +349,17 @@ static int fork_trial(const supervisor *s, const request *r, int out, int err,
     if (*pid == 0) {
         close(g[1]);
         close(rp[0]);
-        child(s, r, out, err, g[0], rp[1]);
+        close(dn[0]);
+        sp.gate = g[0];
+        sp.report = rp[1];
+        sp.done = dn[1];
+        sw_local__shim(&sp);
     }
     close(g[0]);
     close(rp[1]);
-    setpgid(*pid, *pid); /* as the child does: whichever comes first */
+    close(dn[1]);
+    *done = dn[0];
+    setpgid(*pid, *pid); /* as the shim does: whichever comes first */
     *gate = g[1];
     *report = rp[0];
     return 0;
@@ -484,7 +469,7 @@ static bool cwd_ok(supervisor *s, const request *r)
 }
 
 static void track(supervisor *s, pid_t pid, uint64_t start, int dirfd,
-                  int lockfd)
+                  int lockfd, int donefd)
 {
     trial *t;
 
@@ -495,25 +480,54 @@ static void track(supervisor *s, pid_t pid, uint64_t start, int dirfd,
     t->start = start;
     t->dirfd = dirfd;
     t->lockfd = lockfd;
+    t->donefd = donefd;
     t->tag = s->last_tag;
 }
 
-/* Writes the pid file of trial pid, held at its gate, and keeps it
- * locked: its descriptor, or -1 with errno. */
-static int put_pid_file(int dirfd, pid_t pid, uint64_t *start)
+/* Opens pid.tmp in the attempt folder, locked, so that the shim forked
+ * next shares the lock: its descriptor, or -1 with errno. */
+static int lock_pid_file(int dirfd)
+{
+    int fd, e;
+
+    if (fault_nospace()) {
+        errno = ENOSPC;
+        return -1;
+    }
+    fd = openat(dirfd, "pid.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                0600);
+    if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+        e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Writes the pid file of the shim pid (held at its gate) into the locked
+ * pid.tmp `fd` and renames it into place; -1 with errno. */
+static int fill_pid_file(int dirfd, int fd, pid_t pid, uint64_t *start)
 {
     char line[160], boot[64];
     pid_t pgrp;
 
     sw_local__boot_id(boot, sizeof(boot));
-    /* unreaped, the trial is in /proc: its start time is there to read */
+    /* unreaped, the shim is in /proc: its start time is there to read */
     if (!sw_local__start_time(pid, start, &pgrp) || *start == 0) {
         errno = ESRCH;
         return -1;
     }
     snprintf(line, sizeof(line), "%d %d %" PRIu64 "\n%s\n", (int)getpid(),
              (int)pid, *start, boot);
-    return put_file(dirfd, "pid", line, true);
+    if (fault_nospace()) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return sw_write_all(fd, line, strlen(line)) < 0 ||
+                   renameat(dirfd, "pid.tmp", dirfd, "pid") < 0
+               ? -1
+               : 0;
 }
 
 /* The program of a trial could not be executed: nothing ran. Its end is
@@ -523,8 +537,8 @@ static void not_run(supervisor *s, const request *r, int dirfd, int lockfd)
     char line[64];
 
     snprintf(line, sizeof(line), "%d 0 0\n", (int)getpid());
-    if (put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
-        put_file(dirfd, "pid", line, false) < 0)
+    if (sw_local__put_file(dirfd, "exit", "exit 127\n", false) < 0 ||
+        sw_local__put_file(dirfd, "pid", line, false) < 0)
         fail(s, sw_error_io_code(errno), "cannot write in '%s': %s", r->dir,
              strerror(errno));
     else
@@ -532,52 +546,64 @@ static void not_run(supervisor *s, const request *r, int dirfd, int lockfd)
     close(lockfd);
 }
 
-/* Starts the trial of a request, records it, and answers: the trial is
- * forked held at its gate, its pid file written, then the gate opened. */
+/* The trial could not start after its fork (no pid file): the shim
+ * leaves without running anything, and the launch fails with `e`. */
+static void abandon(supervisor *s, const request *r, int dirfd, pid_t pid,
+                    int gate, int report, int e)
+{
+    close(gate);
+    close(report);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    unlinkat(dirfd, "pid.tmp", 0);
+    fail(s, sw_error_io_code(e), "cannot write '%s/pid': %s", r->dir,
+         strerror(e));
+}
+
+/* Starts the trial of a request, records it, and answers: its shim is
+ * forked held at its gate, the pid file written, then the gate opened. */
 static void launch(supervisor *s, request *r)
 {
-    int dirfd, out = -1, err = -1, lockfd = -1, gate, report;
+    int dirfd, fds[4] = {-1, -1, -1, -1}, gate, report, done = -1;
     char tag[64];
     uint64_t start = 0;
     pid_t pid = 0;
 
-    if ((dirfd = open_dir(s, r->dir)) < 0)
+    if ((fds[2] = dirfd = open_dir(s, r->dir)) < 0)
         return;
-    if ((out = open_log(s, r->out, "stdout")) < 0 ||
-        (err = open_log(s, r->err, "stderr")) < 0 || !cwd_ok(s, r))
+    if ((fds[0] = open_log(s, r->out, "stdout")) < 0 ||
+        (fds[1] = open_log(s, r->err, "stderr")) < 0 || !cwd_ok(s, r))
         goto done;
+    if ((fds[3] = lock_pid_file(dirfd)) < 0) {
+        fail(s, sw_error_io_code(errno), "cannot write '%s/pid': %s", r->dir,
+             strerror(errno));
+        goto done;
+    }
     tag_env(s, r, tag, sizeof(tag));
-    if (fork_trial(s, r, out, err, &pid, &gate, &report) < 0) {
+    if (fork_trial(s, r, fds, &pid, &gate, &report, &done) < 0) {
         fail(s, SW_ERROR, "cannot start a trial: %s", strerror(errno));
         goto done;
     }
     fault_launch_stop();
-    if ((lockfd = put_pid_file(dirfd, pid, &start)) < 0) {
-        int e = errno;
-
-        close(gate); /* the trial leaves without running anything */
-        close(report);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        fail(s, sw_error_io_code(e), "cannot write '%s/pid': %s", r->dir,
-             strerror(e));
+    if (fill_pid_file(dirfd, fds[3], pid, &start) < 0) {
+        abandon(s, r, dirfd, pid, gate, report, errno);
         goto done;
     }
     flock(dirfd, LOCK_UN); /* the pid file says the rest */
     if (open_gate(pid, gate, report) != 0) {
-        not_run(s, r, dirfd, lockfd);
+        not_run(s, r, dirfd, fds[3]);
+        fds[3] = -1;
         goto done;
     }
-    track(s, pid, start, dirfd, lockfd);
-    dirfd = -1;
+    track(s, pid, start, dirfd, fds[3], done);
+    fds[2] = fds[3] = done = -1;
     reply(s, SW_OK, pid, start, NULL);
 done:
-    if (dirfd >= 0)
-        close(dirfd);
-    if (out >= 0)
-        close(out);
-    if (err >= 0)
-        close(err);
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (done >= 0)
+        close(done);
 }
 
 /* Reads and serves one request; false when the orchestrator has gone. */
@@ -719,6 +745,7 @@ static void forget(supervisor *s, size_t i)
 
     close(t->lockfd);
     close(t->dirfd);
+    close(t->donefd);
     s->trials[i] = s->trials[--s->n];
     if (write(s->events, "x", 1) < 0) {
         /* full (a wakeup is pending) or the orchestrator has gone */
@@ -751,8 +778,9 @@ static void retry_exits(supervisor *s)
     while (i < s->n) {
         trial *t = &s->trials[i];
 
-        if (t->pid != 0 || (put_file(t->dirfd, "exit", t->exit, false) < 0 &&
-                            sw_error_io_code(errno) == SW_ESTORAGE))
+        if (t->pid != 0 ||
+            (sw_local__put_file(t->dirfd, "exit", t->exit, false) < 0 &&
+             sw_error_io_code(errno) == SW_ESTORAGE))
             i++;
         else /* written, or its folder is gone: nobody can read it */
             forget(s, i);
@@ -775,6 +803,7 @@ static bool exits_pending(const supervisor *s)
 static void ended(supervisor *s, size_t i, const siginfo_t *si)
 {
     trial *t = &s->trials[i];
+    char by_shim;
     int code;
 
     if (si->si_code == CLD_EXITED)
@@ -784,9 +813,14 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
     kill(-t->pid, SIGKILL);
     t->tag = 0; /* ended: its orphans go */
     cull(s);
-    code = put_file(t->dirfd, "exit", t->exit, false) < 0
-               ? sw_error_io_code(errno)
-               : SW_OK;
+    /* the shim records its trial's end, unless it could not (a full disk)
+     * or was killed: then it is written here */
+    if (read(t->donefd, &by_shim, 1) == 1)
+        code = SW_OK;
+    else if (sw_local__put_file(t->dirfd, "exit", t->exit, false) < 0)
+        code = sw_error_io_code(errno);
+    else
+        code = SW_OK;
     while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     t->pid = 0;
@@ -865,28 +899,32 @@ static void close_from_to(unsigned int lo, unsigned int hi)
         close((int)lo);
 }
 
+void sw_local__close_except(const int *keep, int n)
+{
+    unsigned int lo = 3, next;
+    int i;
+
+    for (;;) { /* the kept ones, smallest first: n is a handful */
+        next = ~0U;
+        for (i = 0; i < n; i++)
+            if (keep[i] >= 0 && (unsigned int)keep[i] >= lo &&
+                (unsigned int)keep[i] < next)
+                next = (unsigned int)keep[i];
+        if (next == ~0U)
+            break;
+        if (next > lo)
+            close_from_to(lo, next - 1);
+        lo = next + 1;
+    }
+    close_from_to(lo, ~0U);
+}
+
 /* Closes every descriptor but the supervisor's own four. */
 static void close_others(const supervisor *s)
 {
-    unsigned int keep[4] = {(unsigned int)s->sock, (unsigned int)s->events,
-                            (unsigned int)s->sigfd, (unsigned int)s->devnull};
-    unsigned int lo = 3, t;
-    int i, j;
+    int keep[4] = {s->sock, s->events, s->sigfd, s->devnull};
 
-    for (i = 0; i < 4; i++) /* sort: four elements */
-        for (j = i + 1; j < 4; j++)
-            if (keep[j] < keep[i]) {
-                t = keep[i];
-                keep[i] = keep[j];
-                keep[j] = t;
-            }
-    for (i = 0; i < 4; i++) {
-        if (keep[i] > lo)
-            close_from_to(lo, keep[i] - 1);
-        if (keep[i] >= lo)
-            lo = keep[i] + 1;
-    }
-    close_from_to(lo, ~0U);
+    sw_local__close_except(keep, 4);
 }
 
 _Noreturn void sw_local__supervise(int sock, int events)

@@ -645,9 +645,11 @@ static void test_running_trials_orphans_live(void **state)
     supervisor = f->pid;
     worker = strtol(await_line(child), NULL, 10);
     assert_true(worker > 0);
-    for (i = 0; i < 500 && ppid_of(worker) != supervisor; i++)
+    (void)supervisor;
+    for (i = 0; i < 500 && ppid_of(worker) != f->pgid; i++)
         sleep_ms(10);
-    assert_int_equal(ppid_of(worker), supervisor); /* reparented to it */
+    /* reparented to the trial's shim, which leads its group */
+    assert_int_equal(ppid_of(worker), f->pgid);
     /* another trial ends: the running trial's worker is left alone */
     other = next_attempt(f, SH("exit 2", NULL));
     assert_int_equal(run(f, &other).exit_code, 2);
@@ -681,7 +683,31 @@ static int group_members(long pgid)
     return n;
 }
 
-static void test_supervisor_killed_is_lost(void **state)
+/* The supervisor dies (OOM killer, a stray kill): its trials go on, each
+ * watched by its shim, which records its end. Nothing is lost or rerun. */
+static void test_supervisor_killed_loses_nothing(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(f, SH("sleep 0.5; echo done; exit 4", NULL));
+    sw_exit e;
+
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    assert_int_equal(kill((pid_t)f->pid, SIGKILL), 0);
+    e = expect_ended(f, l.key);
+    assert_true(e.exited);
+    assert_int_equal(e.exit_code, 4);
+    assert_string_equal(slurp(f->out), "done\n");
+    /* the next launch starts another supervisor */
+    l = next_attempt(f, SH("exit 5", NULL));
+    assert_int_equal(run(f, &l).exit_code, 5);
+}
+
+/* The supervisor and the trial's shim both die: nothing watches the
+ * trial, nor can tell how it ends. It is lost, and ended, all of it,
+ * before its loss is told: its run goes again at once, and must never
+ * meet it. */
+static void test_supervisor_and_shim_killed_is_lost(void **state)
 {
     fixture *f = *state;
     sw_launch l = next_attempt(
@@ -692,13 +718,11 @@ static void test_supervisor_killed_is_lost(void **state)
     assert_int_equal(sw_executor_launch(f->ex, &l), 0);
     expect_started(f, l.key);
     await_line(f->out);
-    assert_int_equal(group_members(f->pgid), 17);
+    assert_int_equal(group_members(f->pgid), 18); /* shim, sh, 16 sleeps */
     assert_int_equal(kill((pid_t)f->pid, SIGKILL), 0);
+    assert_int_equal(kill((pid_t)f->pgid, SIGKILL), 0); /* the shim */
     assert_non_null(strstr(expect_message(f, l.key, SW_JOB_LOST), f->dir));
-    /* the orphaned trial is ended, all of it, before its loss is told:
-     * its run goes again at once, and must never meet it */
     assert_int_equal(group_members(f->pgid), 0);
-    /* the next launch starts another supervisor */
     l = next_attempt(f, SH("exit 5", NULL));
     assert_int_equal(run(f, &l).exit_code, 5);
 }
@@ -844,8 +868,9 @@ static void test_adopted_supervisor_killed_is_lost(void **state)
     assert_int_equal(sw_executor_adopt(f->ex, f->key, f->dir, f->handle), 0);
     expect_quiet(f, 0.3); /* still watched by its supervisor */
     assert_int_equal(kill((pid_t)f->pid, SIGKILL), 0);
+    expect_quiet(f, 0.6); /* and by its shim */
+    assert_int_equal(kill((pid_t)f->pgid, SIGKILL), 0);
     assert_non_null(strstr(expect_message(f, f->key, SW_JOB_LOST), f->dir));
-    assert_int_equal(kill(-(pid_t)f->pgid, SIGKILL), 0);
     assert_true(proc_gone(f->pgid));
 }
 
@@ -1271,7 +1296,8 @@ int main(void)
         T(test_end_kills_other_sessions),
         T(test_end_kills_untagged_orphans),
         T(test_running_trials_orphans_live),
-        T(test_supervisor_killed_is_lost),
+        T(test_supervisor_killed_loses_nothing),
+        T(test_supervisor_and_shim_killed_is_lost),
         T(test_supervisor_dies_before_replying),
         T(test_adopt_after_crash),
         T(test_adopt_without_handle),

@@ -14,10 +14,10 @@
  *   stuck          runs not in a final state at the end;
  *   orphaned       trial processes of the sweep still alive at the end.
  *
- * It also says how many points ran to their end in two attempts: a
- * trial that ended while nothing watched it (sweep and supervisor both
- * dead) has an exit status nobody can know, so it runs again. That is a
- * rerun, counted apart, not a duplicate.
+ * It also counts the points that ran to their end in two attempts: a
+ * trial whose end nothing could record (its shim killed too, or a sweep
+ * without shims) runs again. That is a rerun, counted apart from the
+ * duplicates; its target is 0 all the same.
  *
  * The trial is this program (argv[1] "--trial"): it takes a lock on a
  * file named after its run (held until it ends, by its process), appends
@@ -486,8 +486,7 @@ int main(int argc, char **argv)
     printf("%-16s %8d %8d\n", "lost", f.lost, 0);
     printf("%-16s %8d %8d\n", "stuck", f.stuck, 0);
     printf("%-16s %8d %8d\n", "orphaned", f.orphaned, 0);
-    printf("(%d points ran to their end in two attempts: ended while "
-           "nothing watched them, so rerun)\n",
-           f.reran);
+    printf("%-16s %8d %8d   (ran to their end in two attempts)\n", "rerun",
+           f.reran, 0);
     return 0;
 }

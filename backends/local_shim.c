@@ -1,0 +1,249 @@
+/*
+ * local_shim.c - the process between a supervisor and its trial: one per
+ * attempt, so that a trial's end is recorded even when its supervisor is
+ * gone.
+ *
+ * The supervisor (local_supervisor.c) forks the shim, which leads the
+ * trial's process group and holds the lock on the attempt's pid file
+ * (inherited). It waits at the gate; once the gate opens (the pid file is
+ * in place) it forks the trial, which execs the program. The shim is a
+ * child subreaper, so whatever of the trial loses its parent becomes the
+ * shim's child. When the trial ends, the shim kills what is left of the
+ * group and all its other children (nothing but the trial's descendants
+ * can be), then ends the way the trial ended (the same exit code, or the
+ * same signal). It writes the exit file itself first (and says so on a
+ * pipe, so its supervisor does not write it again): killing the
+ * supervisor, or `sweep` and the supervisor together, at any moment,
+ * loses no trial and no end; the attempt stays watched (the lock) for as
+ * long as the shim lives. The supervisor writes the file when the shim
+ * could not: killed, or the disk full (a shim whose supervisor has gone
+ * retries every second instead).
+ *
+ * The shim ignores the signals a group is asked to stop with (SIGTERM,
+ * SIGINT, SIGHUP, ...): they are for the trial, which resets them before
+ * its exec. SIGKILL to the group ends both at once, and the supervisor
+ * records "signal 9".
+ */
+#define _GNU_SOURCE /* _Fork, execvpe semantics of environ */
+#include "backends/local_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sweeps/error.h"
+
+extern char **environ;
+
+/* What the shim ignores and the trial gets: a request to stop. */
+static const int stops[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+                            SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM};
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* The trial: the stop signals back to their defaults, then the program.
+ * An exec that fails says why in its stderr and on `report`. */
+static _Noreturn void trial(const sw_local__spawn *sp)
+{
+    size_t i;
+    int e;
+
+    for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+        signal(stops[i], SIG_DFL);
+    environ = sp->envp; /* execvp searches the trial's PATH */
+    execvp(sp->argv[0], sp->argv);
+    e = errno;
+    dprintf(2, "sweep: cannot run '%s': %s\n", sp->argv[0], strerror(e));
+    if (write(sp->report, &e, sizeof(e)) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+/* State, parent, group and session of pid; false when it is gone. */
+static bool stat_of(const char *pid, char *st, int *ppid, int *pgrp, int *sid)
+{
+    char path[300], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the name before it may hold anything */
+    return p && sscanf(p + 1, " %c %d %d %d", st, ppid, pgrp, sid) == 4;
+}
+
+/* SIGKILLs every living process of the shim's group and every child of
+ * the shim, but the shim (and, with a session of its own, that
+ * session's group); how many it found. */
+static int kill_rest(void)
+{
+    DIR *d = opendir("/proc");
+    int me = (int)getpid(), n = 0, ppid, pgrp, sid;
+    struct dirent *e;
+    long pid;
+    char st;
+
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        pid = strtol(e->d_name, NULL, 10);
+        if (pid == me || !stat_of(e->d_name, &st, &ppid, &pgrp, &sid) ||
+            st == 'Z' || st == 'X' || (pgrp != me && ppid != me))
+            continue;
+        if (sid == pid)
+            kill(-(pid_t)pid, SIGKILL);
+        kill((pid_t)pid, SIGKILL);
+        n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Ends what is left of the trial: killed, then reaped, until nothing
+ * is left (a killed process's children come to the shim in turn). */
+static void end_rest(void)
+{
+    int round;
+
+    for (round = 0; round < 200; round++) {
+        int found = kill_rest();
+
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (found == 0)
+            return;
+        sleep_ms(5);
+    }
+}
+
+/* Writes the exit file for `status` (a wait status), and says so on
+ * `done`. While the disk is at fault it tries again every second if its
+ * supervisor has gone; else it leaves the end to the supervisor, which
+ * also tells the orchestrator (local_supervisor.c). */
+static void record(const sw_local__spawn *sp, int status)
+{
+    char line[32];
+
+    if (WIFEXITED(status))
+        snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
+    else
+        snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
+    while (sw_local__put_file(sp->dirfd, "exit", line, false) < 0) {
+        if (sw_error_io_code(errno) != SW_ESTORAGE ||
+            getppid() == sp->supervisor)
+            return;
+        sleep_ms(1000);
+    }
+    if (write(sp->done, "r", 1) < 0) {
+        /* the supervisor has gone: nobody asks */
+    }
+}
+
+/* Ends the shim as the trial ended: its exit code, or its signal. */
+static _Noreturn void mirror(int status)
+{
+    struct rlimit none = {0, 0};
+    sigset_t set;
+    int sig;
+
+    if (WIFEXITED(status))
+        _exit(WEXITSTATUS(status));
+    sig = WTERMSIG(status);
+    setrlimit(RLIMIT_CORE, &none); /* the trial dumped its own core */
+    signal(sig, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+/* Waits at the gate: false when it closed without opening (the
+ * supervisor died or gave up: nothing is to run). */
+static bool pass_gate(int gate)
+{
+    ssize_t n;
+    char go;
+
+    do
+        n = read(gate, &go, 1);
+    while (n < 0 && errno == EINTR);
+    close(gate);
+    if (n == 1)
+        return true;
+    dprintf(2, "sweep: not started: its supervisor went first (%s)\n",
+            n < 0 ? strerror(errno) : "end of file");
+    return false;
+}
+
+/* Its own group, default signals, the logs, no descriptor of the
+ * supervisor's but those it is given. */
+static void set_up(const sw_local__spawn *sp)
+{
+    int keep[5] = {sp->gate, sp->report, sp->dirfd, sp->lockfd, sp->done};
+    sigset_t none;
+    size_t i;
+    int sig;
+
+    setpgid(0, 0);
+    for (sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(sp->in, 0) < 0 || dup2(sp->out, 1) < 0 || dup2(sp->err, 2) < 0)
+        _exit(127);
+    sw_local__close_except(keep, 5);
+    for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+        signal(stops[i], SIG_IGN);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+_Noreturn void sw_local__shim(const sw_local__spawn *sp)
+{
+    pid_t t, w;
+    int status = 0, e;
+
+    set_up(sp);
+    if (!pass_gate(sp->gate))
+        _exit(127);
+    if (sp->cwd && chdir(sp->cwd) < 0) {
+        e = errno;
+        dprintf(2, "sweep: cannot run '%s': %s\n", sp->argv[0], strerror(e));
+        if (write(sp->report, &e, sizeof(e)) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    if ((t = _Fork()) == 0)
+        trial(sp);
+    close(sp->report); /* the trial's exec closes its copy */
+    if (t < 0)
+        _exit(127);
+    do /* reaping the trial's orphans as they end, until the trial does */
+        w = waitpid(-1, &status, 0);
+    while (w != t && (w > 0 || errno == EINTR));
+    end_rest();
+    record(sp, status); /* first: its supervisor may die at any time */
+    mirror(status);
+}
