@@ -12,7 +12,8 @@
  *   lost           points not finished in the store (failed, canceled,
  *                  or never made);
  *   stuck          runs not in a final state at the end;
- *   orphaned       trial processes of the sweep still alive at the end.
+ *   orphaned       processes of the sweep (trials, their shims,
+ *                  supervisors) still alive at the end.
  *
  * It also counts the points that ran to their end in two attempts: a
  * trial whose end nothing could record (its shim killed too, or a sweep
@@ -195,10 +196,10 @@ static pid_t supervisor_of(pid_t parent)
 }
 
 /* Whether process pid's environment holds `needle` (a whole entry). */
-static bool environ_has(long pid, const char *needle, const char *prefix)
+static bool environ_has(long pid, const char *needle)
 {
     char path[64], buf[65536];
-    bool has = false, pre = false;
+    bool has = false;
     ssize_t n;
     char *p;
     int fd;
@@ -211,14 +212,14 @@ static bool environ_has(long pid, const char *needle, const char *prefix)
     if (n <= 0)
         return false;
     buf[n] = '\0';
-    for (p = buf; p < buf + n; p += strlen(p) + 1) {
-        has = has || strcmp(p, needle) == 0;
-        pre = pre || strncmp(p, prefix, strlen(prefix)) == 0;
-    }
-    return has && pre;
+    for (p = buf; p < buf + n && !has; p += strlen(p) + 1)
+        has = strcmp(p, needle) == 0;
+    return has;
 }
 
-/* Trial processes of this bench's sweep still alive (zombies aside). */
+/* Processes of this bench's sweep still alive (zombies aside), but the
+ * bench: trials, their shims, supervisors, `sweep` itself. All of them
+ * carry the bench's SWEEP_HOME. */
 static int orphans(const bench *b)
 {
     char want[PATH_MAX + 16], st;
@@ -230,8 +231,8 @@ static int orphans(const bench *b)
     snprintf(want, sizeof(want), "SWEEP_HOME=%s", b->home);
     while (d && (e = readdir(d))) {
         pid = strtol(e->d_name, NULL, 10);
-        if (pid > 0 && proc_stat(pid, &st, &ppid) && st != 'Z' &&
-            environ_has(pid, want, "SWEEP_RUN_ID="))
+        if (pid > 0 && pid != (long)getpid() && proc_stat(pid, &st, &ppid) &&
+            st != 'Z' && environ_has(pid, want))
             n++;
     }
     if (d)
