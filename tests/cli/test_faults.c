@@ -242,35 +242,60 @@ static void test_full_disk_injected(void **state)
     sw_h_dispose(&h);
 }
 
-/* A real full disk: the sweep home on a 4 MiB tmpfs, filled up while
- * trials run. Skipped where this process may not mount. */
+typedef struct {
+    sw_h h;
+    char *mnt; /* the tmpfs, mounted when `mounted` */
+    bool mounted;
+} tmpfs_fixture;
+
+/* A 4 MiB tmpfs in a fresh test folder, where this process may mount. */
+static int tmpfs_setup(void **state)
+{
+    tmpfs_fixture *fx = calloc(1, sizeof(*fx));
+
+    sw_h_init(&fx->h);
+    fx->mnt = sw_aprintf("%s/mnt", fx->h.dir);
+    fx->mounted = mkdir(fx->mnt, 0700) == 0 &&
+                  mount("tmpfs", fx->mnt, "tmpfs", 0, "size=4m") == 0;
+    *state = fx;
+    return 0;
+}
+
+/* Unmounts whatever the test left, even after a failure. */
+static int tmpfs_teardown(void **state)
+{
+    tmpfs_fixture *fx = *state;
+
+    if (fx->mounted)
+        umount2(fx->mnt, MNT_DETACH);
+    setenv("SWEEP_HOME", fx->h.home, 1);
+    sw_h_dispose(&fx->h);
+    free(fx->mnt);
+    free(fx);
+    return 0;
+}
+
+/* A real full disk: the sweep home on the tmpfs, filled up while trials
+ * run. Skipped where this process may not mount. */
 static void test_full_disk_tmpfs(void **state)
 {
     const char *resume[] = {"resume", "--quiet", NULL};
-    char *mnt, *ledger, *file, *filler, *home;
+    tmpfs_fixture *fx = *state;
+    char *ledger, *file, *filler, *home, block[65536];
+    sw_h *h = &fx->h;
     int fd, rc;
-    char block[65536];
-    sw_h h;
     pid_t pid;
 
-    (void)state;
-    sw_h_init(&h);
-    mnt = sw_aprintf("%s/mnt", h.dir);
-    assert_int_equal(mkdir(mnt, 0700), 0);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=4m") != 0) {
-        rmdir(mnt);
-        free(mnt);
-        sw_h_dispose(&h);
+    if (!fx->mounted)
         skip();
-    }
-    home = sw_aprintf("%s/home", mnt);
+    home = sw_aprintf("%s/home", fx->mnt);
     setenv("SWEEP_HOME", home, 1);
-    ledger = sw_aprintf("%s/ledger", h.dir);
-    filler = sw_aprintf("%s/filler", mnt);
-    file = ledger_sweep(&h, 8, 2, 0.5, ledger);
+    ledger = sw_aprintf("%s/ledger", h->dir);
+    filler = sw_aprintf("%s/filler", fx->mnt);
+    file = ledger_sweep(h, 8, 2, 0.5, ledger);
     const char *run[] = {"run", file, "--quiet", NULL};
-    pid = sw_h_start(&h, run);
-    wait_started(&h, 2);
+    pid = sw_h_start(h, run);
+    wait_started(h, 2);
     fd = open(filler, O_WRONLY | O_CREAT, 0600);
     memset(block, 'x', sizeof(block));
     while (write(fd, block, sizeof(block)) > 0)
@@ -281,20 +306,16 @@ static void test_full_disk_tmpfs(void **state)
     assert_true(rc == 0 || rc == 1);
     assert_int_equal(unlink(filler), 0);
     if (rc == 1)
-        assert_int_equal(sw_h_run(&h, resume, NULL), 0);
-    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
-                                    " = 'finished'"),
+        assert_int_equal(sw_h_run(h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(h, "select count(*) from runs where state"
+                                   " = 'finished'"),
                      8);
     assert_each_once(ledger, 8);
-    sleep_ms(300); /* the supervisor's last exit files */
-    assert_int_equal(umount2(mnt, MNT_DETACH), 0);
-    setenv("SWEEP_HOME", h.home, 1);
+    sleep_ms(300); /* the shims' last exit files */
     free(file);
     free(filler);
     free(ledger);
     free(home);
-    free(mnt);
-    sw_h_dispose(&h);
 }
 
 int main(void)
@@ -302,7 +323,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supervisor_killed_mid_launch),
         cmocka_unit_test(test_full_disk_injected),
-        cmocka_unit_test(test_full_disk_tmpfs),
+        cmocka_unit_test_setup_teardown(test_full_disk_tmpfs, tmpfs_setup,
+                                        tmpfs_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
