@@ -100,6 +100,17 @@ static const struct {
         " state TEXT, files TEXT, exported_at REAL);"
         "CREATE UNIQUE INDEX exports_key"
         " ON exports (target, dest, sweep_id, ifnull(run_id, ''));"},
+    /* GPU packing: how busy each device was while a sweep's trials ran,
+     * sampled every few seconds (runs.gpus, reserved since version 1,
+     * now holds each run's devices) */
+    {8, "CREATE TABLE gpu_samples ("
+        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
+        " time REAL NOT NULL, device TEXT NOT NULL,"
+        " gpu INTEGER NOT NULL, mig INTEGER, utilization INTEGER,"
+        " memory_used INTEGER, memory_total INTEGER,"
+        " memory_trials INTEGER, trials INTEGER NOT NULL);"
+        "CREATE INDEX gpu_samples_sweep_time ON gpu_samples"
+        " (sweep_id, time);"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -112,9 +123,10 @@ static const struct {
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
-    " stdout_offset, value, git_commit, git_dirty, git, lost"
+    " stdout_offset, value, git_commit, git_dirty, git, lost, gpus"
 
-/* put_run and update_run share ?1..?14 (the id and the mutable fields),
+/* put_run and update_run share ?1..?14, ?21 and ?22 (the id and the
+ * mutable fields),
  * so one function binds both. */
 static const char *const stmt_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -138,14 +150,15 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
                   " attempts, started_at, ended_at, job, stdout_offset,"
                   " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
-                  " params, argv, created_at, lost)"
+                  " params, argv, created_at, lost, gpus)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
                      " ended_at = ?8, job = ?9,"
                      " stdout_offset = ?10, value = ?11, git_commit = ?12,"
-                     " git_dirty = ?13, git = ?14, lost = ?21 WHERE id = ?1",
+                     " git_dirty = ?13, git = ?14, lost = ?21, gpus = ?22"
+                     " WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
@@ -229,6 +242,7 @@ void sw_run_rec_dispose(sw_run_rec *r)
     free(r->job);
     free(r->git_commit);
     free(r->git);
+    free(r->gpus);
     memset(r, 0, sizeof(*r));
 }
 
@@ -819,7 +833,8 @@ static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
            sqlite3_bind_int64(s, 10, r->stdout_offset) ||
            bind_opt(s, 11, r->has_value, r->value) ||
            bind_git(s, 12, r->git_commit, r->git_dirty, r->git) ||
-           sqlite3_bind_int64(s, 21, r->lost); /* ?15..?20: put_run's */
+           sqlite3_bind_int64(s, 21, r->lost) || /* ?15..?20: put_run's */
+           bind_str(s, 22, r->gpus);
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
@@ -846,6 +861,7 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->git_dirty = sqlite3_column_int(s, 18) != 0;
     r->git = col_str(s, 19);
     r->lost = sqlite3_column_int64(s, 20);
+    r->gpus = col_str(s, 21);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }

@@ -101,6 +101,8 @@ typedef struct {
                          none recorded */
     bool git_dirty;   /* meaningful when git is set */
     char *git;        /* JSON, docs/provenance.md; NULL: outside git */
+    char *gpus;       /* JSON: the devices its attempt holds, docs/schema.md;
+                         NULL: none (CPU only, or no attempt yet) */
 } sw_run_rec;
 
 void sw_run_rec_dispose(sw_run_rec *r);
@@ -193,6 +195,30 @@ typedef int (*sw_store_row_metric_fn)(void *ctx, int64_t step, const char *name,
                                       double time);
 int sw_store_metric_rows(sw_store *st, const char *run_id,
                          sw_store_row_metric_fn fn, void *ctx);
+
+/* One sample of one device while a sweep's trials ran (gpu_samples,
+ * docs/schema.md). Negative and zero figures mean unknown. */
+typedef struct {
+    const char *sweep_id;
+    double time;
+    const char *device; /* its UUID, or "<gpu index>[/<mig index>]" */
+    int64_t gpu;        /* its GPU's index */
+    int64_t mig;        /* its MIG index; -1: a whole GPU */
+    int64_t util;       /* percent; -1: unknown */
+    int64_t memory_used, memory_total; /* bytes; -1: unknown */
+    int64_t memory_trials; /* used by this sweep's trials; -1: unknown */
+    int64_t trials;        /* this sweep's trials holding it */
+} sw_gpu_sample;
+
+/* Records one sample (store_gpus.c). */
+int sw_store_put_gpu_sample(sw_store *st, const sw_gpu_sample *g);
+
+/* Calls `fn` for each run of any sweep that is running and holds devices
+ * (runs.gpus not NULL), oldest first. A non-zero answer of `fn` stops
+ * the walk and is returned as is. */
+typedef int (*sw_store_holder_fn)(void *ctx, const char *run_id,
+                                  const char *gpus_json);
+int sw_store_gpu_holders(sw_store *st, sw_store_holder_fn fn, void *ctx);
 
 /* The limits of one sw_store_query (docs/cli.md): the time it may run
  * by default, and the most memory one string or blob may take. */

@@ -226,6 +226,7 @@ static void test_create_and_reopen(void **state)
     sw_store *r;
 
     assert_string_equal(before, "exports,exports_key,"
+                                "gpu_samples,gpu_samples_sweep_time,"
                                 "metrics,metrics_run_step,runs,"
                                 "sqlite_autoindex_runs_1,"
                                 "sqlite_autoindex_runs_2,"
@@ -233,7 +234,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 7);
+    assert_int_equal(user_version(f->path), 8);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -486,6 +487,7 @@ static void assert_run_equal(const sw_run_rec *a, const sw_run_rec *b)
     assert_str_or_null(a->git_commit, b->git_commit);
     assert_str_or_null(a->git, b->git);
     assert_int_equal(a->git_dirty, b->git_dirty);
+    assert_str_or_null(a->gpus, b->gpus);
 }
 
 static void expect_run(sw_store *st, const sw_run_rec *want)
@@ -528,6 +530,7 @@ static void test_run_round_trip(void **state)
     done.stdout_offset = 1 << 20;
     done.has_value = true;
     done.value = -0.125;
+    done.gpus = "{\"devices\":[\"GPU-a0\"],\"share\":0.5,\"memory\":0}";
     put_run(f->st, &done);
     expect_run(f->st, &done);
     /* exit code 0 is a value, not a NULL. */
@@ -1112,6 +1115,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
              "ALTER TABLE sweeps DROP COLUMN command;"
              "ALTER TABLE runs DROP COLUMN job;"
              "ALTER TABLE runs DROP COLUMN lost;"
+             "DROP TABLE gpu_samples;"
              "DROP INDEX metrics_run_step;"
              "CREATE INDEX metrics_run_name_step ON metrics"
              " (run_id, name, step);"
@@ -1134,6 +1138,49 @@ static void test_migration_3_keeps_running_jobs(void **state)
     sw_sweep_rec_dispose(&got);
     expect_query_error(f->st, "select pid from runs",
                        "SQL error: no such column: pid");
+}
+
+/* ---- GPUs -------------------------------------------------------------- */
+
+static int holder(void *ctx, const char *run_id, const char *gpus)
+{
+    sw_buf *b = ctx;
+
+    sw_buf_printf(b, "%s %s\n", run_id, gpus);
+    return SW_OK;
+}
+
+/* runs.gpus of running runs is what `sweep gpus` reads; a sample's
+ * unknown figures are NULLs. */
+static void test_gpu_holders_and_samples(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1);
+    sw_run_rec a = a_run("s1-1", "s1", 0), b = a_run("s1-2", "s1", 1);
+    sw_run_rec c = a_run("s1-3", "s1", 2);
+    sw_gpu_sample g = {"s1", 1700000000.5, "MIG-d3", 2,  0,
+                       -1,   1 << 30,      -1,       -1, 2};
+    sw_buf out = SW_BUF_INIT;
+
+    put_sweep(f->st, &s);
+    a.state = SW_RUN_RUNNING;
+    a.gpus = "{\"devices\":[\"0\"],\"share\":1,\"memory\":0}";
+    b.state = SW_RUN_FINISHED; /* ended: holds nothing */
+    b.gpus = "{\"devices\":[\"1\"],\"share\":1,\"memory\":0}";
+    c.state = SW_RUN_RUNNING; /* CPU only */
+    put_run(f->st, &a);
+    put_run(f->st, &b);
+    put_run(f->st, &c);
+    assert_int_equal(sw_store_gpu_holders(f->st, holder, &out), SW_OK);
+    assert_string_equal(sw_buf_cstr(&out), "s1-1 {\"devices\":[\"0\"],"
+                                           "\"share\":1,\"memory\":0}\n");
+    sw_buf_dispose(&out);
+    assert_int_equal(sw_store_put_gpu_sample(f->st, &g), SW_OK);
+    expect_q(f->st,
+             "select sweep_id, time, device, gpu, mig, utilization is null,"
+             " memory_used, memory_total is null, memory_trials is null,"
+             " trials from gpu_samples",
+             "s1|1700000000.5|MIG-d3|2|0|1|1073741824|1|1|2\n");
 }
 
 int main(void)
@@ -1164,6 +1211,7 @@ int main(void)
         T(test_query_refused),
         T(test_query_limits),
         T(test_migration_3_keeps_running_jobs),
+        T(test_gpu_holders_and_samples),
 #undef T
     };
 
