@@ -110,7 +110,8 @@ static const struct {
         " memory_used INTEGER, memory_total INTEGER,"
         " memory_trials INTEGER, trials INTEGER NOT NULL);"
         "CREATE INDEX gpu_samples_sweep_time ON gpu_samples"
-        " (sweep_id, time);"},
+        " (sweep_id, time);"
+        "ALTER TABLE sweeps ADD COLUMN gpus TEXT;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -119,7 +120,7 @@ static const struct {
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
     " parallel, created_at, ended_at, git_commit, git_dirty, git, backend,"    \
-    " command"
+    " command, gpus"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
@@ -134,7 +135,7 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                    " ?14, ?15, ?16, ?17, ?18)",
+                    " ?14, ?15, ?16, ?17, ?18, ?19)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -225,6 +226,7 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r)
     free(r->git);
     free(r->backend);
     free(r->command);
+    free(r->gpus);
     memset(r, 0, sizeof(*r));
 }
 
@@ -652,6 +654,7 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->git = col_str(s, 15);
     r->backend = col_str(s, 16);
     r->command = col_str(s, 17);
+    r->gpus = col_str(s, 18);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -671,7 +674,8 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
         bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
         bind_str(s, 17, r->backend ? r->backend : "local") ||
-        bind_str(s, 18, r->command) || sqlite3_step(s) != SQLITE_DONE)
+        bind_str(s, 18, r->command) || bind_str(s, 19, r->gpus) ||
+        sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;

@@ -73,6 +73,8 @@ typedef struct {
     char *backend;    /* the executor it runs on ("local"); NULL: local */
     char *command;    /* JSON array: the trial's command from the command
                          line (`sweep run FILE -- ...`); NULL: the file's */
+    char *gpus;       /* the inventory declared with `sweep run --gpus`;
+                         NULL: none (the file's `gpus:`, else NVML) */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);

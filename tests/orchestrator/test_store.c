@@ -315,10 +315,12 @@ static void assert_sweep_equal(const sw_sweep_rec *a, const sw_sweep_rec *b)
 {
     const char *sa[] = {a->id,     a->name,       a->file, a->config,
                         a->method, a->metric,     a->goal, a->state,
-                        a->cwd,    a->git_commit, a->git,  a->command};
+                        a->cwd,    a->git_commit, a->git,  a->command,
+                        a->gpus};
     const char *sb[] = {b->id,     b->name,       b->file, b->config,
                         b->method, b->metric,     b->goal, b->state,
-                        b->cwd,    b->git_commit, b->git,  b->command};
+                        b->cwd,    b->git_commit, b->git,  b->command,
+                        b->gpus};
 
     for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++) {
         if (!sa[i] || !sb[i])
@@ -346,6 +348,7 @@ static void test_sweep_round_trip(void **state)
     full.git_dirty = true;
     full.git = "{\"branch\": \"main\"}";
     full.command = "[\"python\", \"train.py\"]";
+    full.gpus = "2x80GiB";
     bare.metric = NULL;
     bare.goal = NULL;
     put_sweep(f->st, &full);
@@ -1113,6 +1116,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
              "DROP TABLE exports;"
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE sweeps DROP COLUMN command;"
+             "ALTER TABLE sweeps DROP COLUMN gpus;"
              "ALTER TABLE runs DROP COLUMN job;"
              "ALTER TABLE runs DROP COLUMN lost;"
              "DROP TABLE gpu_samples;"
