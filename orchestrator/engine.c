@@ -103,6 +103,7 @@ void sw_engine__dispose(sw_engine *e)
     free(e->tells);
     sw_metrics_server_free(e->server); /* answers what still waits: 503 */
     sw_stopper_free(e->stopper);
+    sw_engine__gpus_free(e);
     free(e->listen);
     sw_executor_free(e->ex);
     sw_provenance_free(e->prov);
@@ -293,6 +294,7 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     s->created_at = sw_clock_wall(&sw_clock_system);
     s->backend = sw_strdup(o->backend ? o->backend : "local");
     s->command = o->command && o->command[0] ? argv_json(o->command) : NULL;
+    s->gpus = o->gpus ? sw_strdup(o->gpus) : NULL;
 }
 
 /* The executor named `name`, unless one was given (a test's). An unknown
@@ -314,9 +316,14 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
 
     if ((error = sw_engine_load(&e->spec, path, NULL, o->command)) ||
         (error = sw_engine_needs_command(e->spec, path)) ||
-        (error = make_executor(e, o->backend ? o->backend : "local")))
+        (error = make_executor(e, o->backend ? o->backend : "local")) ||
+        (error =
+             sw_engine__gpus_setup(e, o->gpus ? o->gpus : e->spec->gpus, path)))
         return error; /* already printed */
     make_sweep(e, path, e->spec->source, o);
+    e->parallel_set = o->parallel > 0 || e->spec->parallel > 0;
+    if (!e->parallel_set && sw_engine__gpus_parallel(e) > 0)
+        e->sweep.parallel = (int64_t)sw_engine__gpus_parallel(e);
     if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed))) {
         /* a space the search cannot hold (a grid too large): said before
          * anything is made */
@@ -377,6 +384,13 @@ static int load_recorded(sw_engine *e)
     return error;
 }
 
+/* The inventory a resumed sweep packs on: --gpus, else the one `sweep
+ * run` was given, else the file's; NULL: NVML's. */
+static const char *resume_gpus(const sw_engine *e, const sw_engine_opts *o)
+{
+    return o->gpus ? o->gpus : e->sweep.gpus ? e->sweep.gpus : e->spec->gpus;
+}
+
 /* Finds the sweep `key` (NULL: the latest), takes its lock and gets it
  * ready to go on; *done when it has already finished. */
 int sw_engine__prepare_resume(sw_engine *e, const char *key,
@@ -405,7 +419,12 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
     if (chdir(e->sweep.cwd) != 0)
         return sw_error_set(SW_EIO, "cannot enter %s: %s", e->sweep.cwd,
                             strerror(errno));
+    if ((error = sw_engine__gpus_setup(e, resume_gpus(e, o), e->sweep.file)))
+        return error;
     e->parallel = o->parallel > 0 ? o->parallel : e->sweep.parallel;
+    e->parallel_set = o->parallel > 0 || e->spec->parallel > 0;
+    if (!e->parallel_set && sw_engine__gpus_parallel(e) > 0)
+        e->parallel = (int64_t)sw_engine__gpus_parallel(e);
     e->resuming = true;
     sw_provenance_start(e, false);
     printf("sweep %s: resuming (%s on %s, parallel %lld)\n", e->sweep.id,

@@ -27,13 +27,17 @@ typedef struct {
                              file's command (NULL-terminated); NULL: none */
     const char *listen;   /* the metrics server's ADDR:PORT; NULL:
                              127.0.0.1 on a free port */
+    const char *gpus;     /* the GPUs trials are packed on, declared
+                             (docs/gpus.md: "none", "4", "2x80GiB"); NULL:
+                             the file's `gpus:` (on resume: the one
+                             `sweep run` was given), else NVML's */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 4
+#define SW_ENGINE_OPTS_VERSION 5
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL                                                               \
+            NULL, NULL                                                         \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

@@ -30,6 +30,8 @@ typedef struct sw_provenance sw_provenance;
 typedef struct sw_metrics_server sw_metrics_server;
 typedef struct sw_stopper sw_stopper;
 typedef struct sw_engine sw_engine;
+typedef struct sw_engine_gpus sw_engine_gpus;
+typedef struct sw_slot_gpus sw_slot_gpus;
 
 /* A piece of slow work: run() on a worker thread (it must touch only
  * what the loop's thread leaves alone meanwhile), then done() back on
@@ -81,6 +83,7 @@ typedef struct {
     bool value_changed; /* by the reports being committed */
     bool stop;          /* the rule stopped it: every answer says so */
     double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
+    sw_slot_gpus *gpus; /* devices.c: the devices it holds; NULL: none */
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -145,7 +148,12 @@ struct sw_engine {
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
-    double grace;                /* seconds between SIGTERM and SIGKILL */
+    bool parallel_set;    /* given (file, command line): the GPUs' capacity
+                             does not change it */
+    sw_engine_gpus *gpus; /* devices.c: what trials are packed on; NULL:
+                             trials inherit the environment, as without
+                             GPUs */
+    double grace;         /* seconds between SIGTERM and SIGKILL */
     size_t max_initial_failures; /* the first-failures rule; 0: none */
 
     sw_slot **slots; /* each its own allocation: workers hold pointers */
@@ -267,6 +275,32 @@ void sw_engine__revoke(sw_engine *e, sw_slot *s);
 char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);
 /* lifecycle.c, for reports.c */
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
+
+/* devices.c: the GPUs trials are packed on (docs/gpus.md).
+ *   - gpus_setup() reads the inventory (`declared`, else NVML) for
+ *     e->spec; SW_EINVALID, said on stderr naming `path`, when no trial
+ *     could ever fit; e->gpus stays NULL without GPUs and requests;
+ *   - gpus_parallel() is how many trials the devices hold (0: no GPUs);
+ *   - gpus_room() places the next trial, holding its devices until
+ *     gpus_take() gives them to the slot made next (or unreserve());
+ *     false while none fits now;
+ *   - gpus_visible() is the slot's CUDA_VISIBLE_DEVICES (NULL: unset);
+ *   - gpus_release() gives a freed slot's devices back; gpus_adopt()
+ *     takes again what an adopted run's record says it holds;
+ *   - gpus_pump() starts due NVML readings, at gpus_wake(); gpus_busy()
+ *     while one is in flight. */
+int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
+size_t sw_engine__gpus_parallel(const sw_engine *e);
+bool sw_engine__gpus_room(sw_engine *e);
+void sw_engine__gpus_take(sw_engine *e, sw_slot *s);
+void sw_engine__gpus_unreserve(sw_engine *e);
+const char *sw_engine__gpus_visible(const sw_engine *e, const sw_slot *s);
+void sw_engine__gpus_release(sw_engine *e, sw_slot *s);
+void sw_engine__gpus_adopt(sw_engine *e, sw_slot *s);
+void sw_engine__gpus_pump(sw_engine *e);
+double sw_engine__gpus_wake(const sw_engine *e);
+bool sw_engine__gpus_busy(const sw_engine *e);
+void sw_engine__gpus_free(sw_engine *e);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -85,6 +85,7 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
         ;
     if (i < e->n_slots)
         e->slots[i] = e->slots[--e->n_slots];
+    sw_engine__gpus_release(e, s);
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
@@ -213,6 +214,7 @@ int sw_engine__new_run(sw_engine *e, const sw_trial *t)
     r->state = SW_RUN_PENDING;
     r->created_at = now_wall(e);
     s->fresh = true;
+    sw_engine__gpus_take(e, s); /* what fill() placed for it */
     sw_value_free(list);
     sw_command_free(argv);
     if (error) {
@@ -267,8 +269,13 @@ static char **launch_argv(const char *argv_json)
 static int request_launch(sw_engine *e, sw_slot *s)
 {
     char *url = sw_engine__metrics_url(e, s);
-    sw_contract c = {e->home, e->sweep.id, s->rec.id, s->rec.attempts,
-                     url,     s->token,    NULL};
+    sw_contract c = {e->home,
+                     e->sweep.id,
+                     s->rec.id,
+                     s->rec.attempts,
+                     url,
+                     s->token,
+                     sw_engine__gpus_visible(e, s)};
     char **argv = launch_argv(s->rec.argv), **env = sw_contract_env(&c);
     char *out = sw_aprintf("%s/stdout.log", s->run_dir);
     char *err = sw_aprintf("%s/stderr.log", s->run_dir);
@@ -446,27 +453,32 @@ static bool probation_room(sw_engine *e)
     return unproven + e->failed_here < max;
 }
 
-/* Fills free slots: queued runs first, then one suggestion at a time. */
+/* Fills free slots: queued runs first, then one suggestion at a time,
+ * each once its devices are placed (devices.c). */
 static void fill(sw_engine *e)
 {
     sw_slot *s;
 
     while (!sw_engine__stopping(e) && !e->suggesting &&
            e->n_slots < (size_t)e->parallel &&
-           now_mono(e) >= e->backoff_until && probation_room(e)) {
+           now_mono(e) >= e->backoff_until && probation_room(e) &&
+           !(e->search_done && e->qlen == 0) && sw_engine__gpus_room(e)) {
         if (e->qlen > 0) {
             s = sw_engine__new_slot(e);
             s->rec = e->queue[--e->qlen];
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
+            sw_engine__gpus_take(e, s);
             want_capture(e, s);
             continue;
         }
-        if (e->search_done || run_cap_reached(e)) {
+        if (run_cap_reached(e)) {
             e->search_done = true;
-            return;
+            break;
         }
         sw_engine__suggest(e);
     }
+    if (!e->suggesting) /* devices placed for a trial that won't come */
+        sw_engine__gpus_unreserve(e);
 }
 
 /* ---- ends ----------------------------------------------------------- */
@@ -850,6 +862,7 @@ int sw_engine__pump(sw_engine *e)
             cancel_all(e, "target reached", false);
             e->cancel_sent = true;
         }
+        sw_engine__gpus_pump(e);
         fill(e);
         next_capture(e);
         sw_engine__progress(e, false);
@@ -857,6 +870,7 @@ int sw_engine__pump(sw_engine *e)
     maybe_checkpoint(e);
     e->finished =
         !e->suggesting && !e->capturing && !e->checkpointing &&
+        !sw_engine__gpus_busy(e) &&
         (e->result || (e->n_slots == 0 && (sw_engine__stopping(e) ||
                                            (e->search_done && e->qlen == 0))));
     return e->result;
@@ -887,6 +901,7 @@ double sw_engine__next_wake(sw_engine *e)
             consider(&w, s->launched_at + PROBATION_S);
     }
     consider(&w, sw_executor_next_wake(e->ex));
+    consider(&w, sw_engine__gpus_wake(e));
     if (e->backoff_until > now_mono(e) && !sw_engine__stopping(e))
         consider(&w, e->backoff_until);
     if (e->tty)

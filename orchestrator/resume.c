@@ -46,6 +46,7 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s->proven = true; /* it ran before: no probation (lifecycle.c) */
     s->phase = s->rec.job ? SW_SLOT_RUNNING : SW_SLOT_LAUNCHING;
     s->deadline = sw_engine__deadline(e, &s->rec);
+    sw_engine__gpus_adopt(e, s); /* its devices count again */
     return SW_OK;
 }
 

@@ -11,9 +11,11 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--backend local] [--listen ADDR:PORT] [--quiet] [-- COMMAND...]\n\n"
+    "[--backend local] [--listen ADDR:PORT] [--gpus SPEC] [--quiet] "
+    "[-- COMMAND...]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
-    "(default: the file's `parallel`, else 1), on the backend named (default:\n"
+    "(default: the file's `parallel`, else as many as the GPUs hold, else\n"
+    "1), on the backend named (default:\n"
     "local, processes of this machine). Every run is recorded in\n"
     "$SWEEP_HOME/sweep.db (default ./.sweep). Ctrl-C once launches nothing\n"
     "more and waits for running trials; twice cancels them. `sweep resume`\n"
@@ -23,15 +25,21 @@ static const char run_help[] =
     "words as given, then the run's parameters as --name=value, unless a\n"
     "word is a ${macro}.\n\n"
     "--listen ADDR:PORT is where trials report metrics over HTTP (default:\n"
-    "127.0.0.1 on a free port; 0.0.0.0:PORT for trials on other machines).\n";
+    "127.0.0.1 on a free port; 0.0.0.0:PORT for trials on other machines).\n\n"
+    "--gpus SPEC declares the GPUs trials are packed on instead of NVML's:\n"
+    "none (CPU only), N, or e.g. 2x80GiB,80GiB:mig=3g.40gb+3g.40gb. Each\n"
+    "trial gets the devices its `resources` ask for (default: one whole GPU)\n"
+    "as CUDA_VISIBLE_DEVICES (docs/gpus.md).\n";
 
 static const char resume_help[] =
     "usage: sweep resume [SWEEP] [--parallel N] [--listen ADDR:PORT] "
-    "[--quiet]\n\n"
+    "[--gpus SPEC] [--quiet]\n\n"
     "Continues SWEEP (id, id prefix or name; default: the latest) on the\n"
     "backend it was started on: trials\n"
     "still running are re-adopted, lost ones rerun from their checkpoint\n"
-    "folder, finished ones are never run again.\n";
+    "folder, finished ones are never run again. Running trials keep their\n"
+    "GPUs; --gpus SPEC declares the GPUs (default: those `sweep run` was\n"
+    "given, else NVML's).\n";
 
 static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
                  const char *help, bool *helped)
@@ -43,6 +51,7 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
         {"name", required_argument, NULL, 'n'},
         {"backend", required_argument, NULL, 'b'},
         {"listen", required_argument, NULL, 'l'},
+        {"gpus", required_argument, NULL, 'g'},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
@@ -73,6 +82,8 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
             o->backend = optarg;
         } else if (c == 'l') {
             o->listen = optarg;
+        } else if (c == 'g') {
+            o->gpus = optarg;
         } else if (c == 'q') {
             o->quiet = true;
         } else {
