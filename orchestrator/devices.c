@@ -120,19 +120,6 @@ static void discover(sw_engine_gpus *g)
     }
 }
 
-/* The key of device `i` in runs.gpus: its UUID, else (declared) its
- * GPU's index, "<gpu>/<mig>" for a slice. The caller frees it. */
-static char *device_key(const sw_gpu_inventory *inv, size_t i)
-{
-    const sw_gpu_device *d = &inv->devices[i];
-    unsigned index = inv->gpus[d->gpu].index;
-
-    if (d->uuid)
-        return sw_strdup(d->uuid);
-    return d->mig >= 0 ? sw_aprintf("%u/%d", index, d->mig)
-                       : sw_aprintf("%u", index);
-}
-
 /* ---- setup ---------------------------------------------------------- */
 
 static void free_gpus(sw_engine_gpus *g)
@@ -271,7 +258,7 @@ static char *grant_json(const sw_engine_gpus *g, const sw_pack_grant *grant)
 
     for (i = 0; i < grant->n; i++)
         sw_value_list_push(
-            list, sw_value_str(device_key(&g->inv, grant->devices[i])));
+            list, sw_value_str(sw_gpus_device_key(&g->inv, grant->devices[i])));
     sw_value_map_set(m, "devices", list);
     sw_value_map_set(m, "share",
                      grant->share >= SW_PACK_UNIT
@@ -388,7 +375,7 @@ static bool find_device(const sw_engine_gpus *g, const char *key, size_t *at)
     size_t i;
 
     for (i = 0; i < g->inv.n_devices; i++) {
-        k = device_key(&g->inv, i);
+        k = sw_gpus_device_key(&g->inv, i);
         same = strcmp(k, key) == 0;
         free(k);
         if (same) {
@@ -538,7 +525,7 @@ static int store_sample(sw_engine *e, size_t i, double t)
 {
     sw_engine_gpus *g = e->gpus;
     const sw_gpu_device *d = &g->sample.inv.devices[i];
-    char *key = device_key(&g->inv, i);
+    char *key = sw_gpus_device_key(&g->inv, i);
     sw_gpu_sample row = {
         e->sweep.id,
         t,

@@ -153,6 +153,17 @@ bool sw_gpus_parse_size(const char *s, bool bare_mib, double *mib)
     return false;
 }
 
+char *sw_gpus_device_key(const sw_gpu_inventory *inv, size_t i)
+{
+    const sw_gpu_device *d = &inv->devices[i];
+    unsigned index = inv->gpus[d->gpu].index;
+
+    if (d->uuid)
+        return sw_strdup(d->uuid);
+    return d->mig >= 0 ? sw_aprintf("%u/%d", index, d->mig)
+                       : sw_aprintf("%u", index);
+}
+
 void sw_gpus_put_size(sw_buf *b, uint64_t bytes)
 {
     double gib = (double)bytes / (double)(MIB << 10);

@@ -87,6 +87,12 @@ int sw_gpus_declare(sw_gpu_inventory *inv, const char *text);
  * Sets the reason when nothing is left. */
 void sw_gpus_restrict(sw_gpu_inventory *inv, const char *visible);
 
+/* How device `i` of `inv` is named where it is recorded (runs.gpus,
+ * gpu_samples): its UUID, else (declared) its GPU's index, or
+ * "<gpu index>/<mig index>" for a declared MIG slice. The caller frees
+ * it. */
+char *sw_gpus_device_key(const sw_gpu_inventory *inv, size_t i);
+
 /* Appends a size for people: "80 GiB", "39.5 GiB", "512 MiB". */
 void sw_gpus_put_size(sw_buf *b, uint64_t bytes);
 
