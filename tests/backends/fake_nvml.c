@@ -12,11 +12,18 @@
  *   mig PARENT UUID TOTAL USED SLICES GI NAME
  *   proc UUID PID BYTES                BYTES: na when NVML cannot say
  *
+ * FAKE_NVML_PROCS names a folder of files of more `proc` lines, read
+ * again at every call that reports memory: processes that come and go,
+ * as trials of a sweep do (a trial writes a file named by its pid and
+ * removes it when it ends). Their memory is in the device's used memory
+ * too, as on a real GPU.
+ *
  * Built twice: in full, and with FAKE_NVML_OLD, without the functions an
  * older driver lacks (per-process _v3, utilisation, attributes_v2), to
  * test that a missing symbol only turns off what needs it. It implements
  * no setter: a GPU's settings cannot be changed through it.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +75,7 @@ static struct {
     size_t n_procs;
     char driver[80];
     int init_code, inits;
+    size_t n_fixed; /* procs of the config; the rest: FAKE_NVML_PROCS */
 } fake;
 
 nvmlReturn_t nvmlInit_v2(void);
@@ -167,6 +175,7 @@ nvmlReturn_t nvmlInit_v2(void)
         if (line[0] != '#')
             parse_line(line);
     fclose(f);
+    fake.n_fixed = fake.n_procs;
     if (fake.init_code)
         return fake.init_code;
     fake.inits++;
@@ -264,12 +273,55 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *s, unsigned int len)
 
 /* FAKE_NVML_MORE_USED (bytes), read at every call, adds to every
  * device's used memory: memory taken while a sweep runs. */
+static void read_procs_file(const char *path)
+{
+    char line[512];
+    FILE *f = fopen(path, "r");
+
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "proc ", 5) == 0)
+            parse_line(line);
+    if (f)
+        fclose(f);
+}
+
+/* The `proc` lines of the files in FAKE_NVML_PROCS, as they are now. */
+static void read_live_procs(void)
+{
+    const char *dir = getenv("FAKE_NVML_PROCS");
+    char path[4096];
+    struct dirent *ent;
+    DIR *d;
+
+    fake.n_procs = fake.n_fixed;
+    if (!dir || !(d = opendir(dir)))
+        return;
+    while ((ent = readdir(d)))
+        if (ent->d_name[0] != '.') {
+            snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
+            read_procs_file(path);
+        }
+    closedir(d);
+}
+
+static unsigned long long live_bytes(const fake_dev *d)
+{
+    unsigned long long sum = 0;
+    size_t i;
+
+    read_live_procs();
+    for (i = fake.n_fixed; i < fake.n_procs; i++)
+        if (fake.procs[i].dev == d && fake.procs[i].bytes != NO_VALUE)
+            sum += fake.procs[i].bytes;
+    return sum;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
     const char *more = getenv("FAKE_NVML_MORE_USED");
 
     m->total = d->total;
-    m->used = d->used + (more ? strtoull(more, NULL, 10) : 0);
+    m->used = d->used + (more ? strtoull(more, NULL, 10) : 0) + live_bytes(d);
     m->free = d->total - d->used;
     return 0;
 }
@@ -351,6 +403,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
     unsigned int count = 0, k = 0;
     size_t i;
 
+    read_live_procs();
     for (i = 0; i < fake.n_procs; i++)
         count += fake.procs[i].dev == d;
     if (*n < count || (!p && count)) {
