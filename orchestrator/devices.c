@@ -177,7 +177,7 @@ static int read_inventory(sw_engine_gpus *g, const char *declared)
         return SW_OK;
     }
     if (sw_gpus_declare(&g->inv, declared) != SW_OK) {
-        fprintf(stderr, "sweep: --gpus %s: %s\n", declared, sw_error_last());
+        fprintf(stderr, "sweep: --gpus: %s\n", sw_error_last());
         return SW_EINVALID;
     }
     return SW_OK;
@@ -245,6 +245,37 @@ size_t sw_engine__gpus_parallel(const sw_engine *e)
         return 0;
     n = capacity(e->gpus);
     return n ? n : 1;
+}
+
+void sw_engine__gpus_report(const sw_engine *e)
+{
+    const sw_engine_gpus *g = e->gpus;
+    const sw_gpu_inventory *inv;
+    size_t n;
+    char *from;
+
+    if (!g)
+        return;
+    inv = &g->inv;
+    if (g->hide) {
+        printf("sweep %s: trials run on CPU only (CUDA_VISIBLE_DEVICES=)\n",
+               e->sweep.id);
+        return;
+    }
+    n = sw_engine__gpus_parallel(e);
+    from = inv->source == SW_GPUS_DECLARED ? sw_strdup("declared")
+           : inv->driver && inv->driver[0]
+               ? sw_aprintf("NVML, driver %s", inv->driver)
+               : sw_strdup("NVML");
+    printf("sweep %s: %zu GPU device%s (%s), %zu trial%s at once%s\n",
+           e->sweep.id, inv->n_devices, inv->n_devices == 1 ? "" : "s", from, n,
+           n == 1 ? "" : "s",
+           g->res.gpu_memory_auto && !g->learned
+               ? " until gpu_memory: auto learns a trial's memory"
+               : "");
+    if (inv->notes)
+        printf("sweep %s: note: %s\n", e->sweep.id, inv->notes);
+    free(from);
 }
 
 /* ---- grants --------------------------------------------------------- */

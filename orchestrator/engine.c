@@ -344,6 +344,7 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
     printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e->sweep.id, path,
            e->sweep.method, (long long)e->parallel,
            (unsigned long long)e->sweep.seed);
+    sw_engine__gpus_report(e);
     sw_provenance_report(e);
     fflush(stdout);
     return SW_OK;
@@ -429,6 +430,7 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
     sw_provenance_start(e, false);
     printf("sweep %s: resuming (%s on %s, parallel %lld)\n", e->sweep.id,
            e->sweep.method, sw_executor_name(e->ex), (long long)e->parallel);
+    sw_engine__gpus_report(e);
     fflush(stdout);
     return SW_OK;
 }

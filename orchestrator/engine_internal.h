@@ -291,6 +291,7 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
  *     while one is in flight. */
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
 size_t sw_engine__gpus_parallel(const sw_engine *e);
+void sw_engine__gpus_report(const sw_engine *e); /* one line on stdout */
 bool sw_engine__gpus_room(sw_engine *e);
 void sw_engine__gpus_take(sw_engine *e, sw_slot *s);
 void sw_engine__gpus_unreserve(sw_engine *e);

@@ -52,3 +52,12 @@ add_dependencies(test_cli_faults sweep)
 add_test(NAME cli.faults COMMAND test_cli_faults)
 set_tests_properties(cli.faults PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# `sweep run` packing real trial processes on the fake NVML's GPUs.
+add_executable(test_cli_gpu_run cli/test_gpu_run.c cli/harness.c)
+target_link_libraries(test_cli_gpu_run PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_gpu_run PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_gpu_run sweep fake_nvml)
+add_test(NAME cli.gpu_run COMMAND test_cli_gpu_run)
+set_tests_properties(cli.gpu_run PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>;SWEEP_GIT=off")
