@@ -410,6 +410,54 @@ static void test_resume_keeps_devices(void **state)
     free(file);
 }
 
+static size_t runs_on(const sw_value *doc, size_t gpu)
+{
+    const sw_value *gpus = sw_value_map_get(doc, "gpus"), *g, *d, *runs;
+
+    assert_non_null(gpus);
+    g = gpus->u.list.items[gpu];
+    d = sw_value_map_get(g, "devices")->u.list.items[0];
+    runs = sw_value_map_get(d, "runs");
+    assert_non_null(runs);
+    if (runs->u.list.len)
+        assert_true(sw_value_map_get(runs->u.list.items[0], "share")->u.f ==
+                    0.5);
+    return runs->u.list.len;
+}
+
+/* While a sweep runs, `sweep gpus` says which runs hold each device. */
+static void test_gpus_shows_runs(void **state)
+{
+    fixture *f = *state;
+    char *file = sweep_file(f, 4, "resources:\n  gpus: 0.5\n"), *out = NULL;
+    const char *args[] = {"run", file, "--quiet", NULL};
+    const char *json[] = {"gpus", "--json", NULL};
+    const char *table[] = {"gpus", NULL};
+    sw_value *doc = NULL;
+    pid_t pid;
+
+    setenv("SLEEP", "4", 1);
+    machine(f, two_gpus);
+    pid = sw_h_start(&f->h, args);
+    assert_true(pid > 0);
+    wait_running(f, 4);
+    run_ok(f, json, &out);
+    assert_int_equal(sw_json_parse(&doc, out, strlen(out)), SW_OK);
+    assert_int_equal(runs_on(doc, 0), 2);
+    assert_int_equal(runs_on(doc, 1), 2);
+    sw_value_free(doc);
+    free(out);
+    run_ok(f, table, &out);
+    assert_non_null(strstr(out, "util  runs"));
+    assert_non_null(strstr(out, "-1, "));
+    free(out);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    run_ok(f, table, &out);
+    assert_null(strstr(out, "runs")); /* none holds a device now */
+    free(out);
+    free(file);
+}
+
 /* gpu_memory: auto: the first trial runs alone on the GPU; once it ended,
  * having used 3 GiB (NVML's per-process accounting), trials get 3.5 GiB
  * each and four run at once on 16 GiB. Samples are stored meanwhile. */
@@ -453,6 +501,7 @@ int main(void)
         T(test_mig_slices),           T(test_memory_used_by_others),
         T(test_never_fits),           T(test_cpu_only),
         T(test_resume_keeps_devices), T(test_auto_memory),
+        T(test_gpus_shows_runs),
     };
 #undef T
 
