@@ -129,6 +129,7 @@ static void free_gpus(sw_engine_gpus *g)
     sw_gpus_dispose(&g->inv);
     sw_gpus_dispose(&g->sample.inv);
     free(g->sample.ours);
+    free(g->sample.procs);
     free(g->sample.sweep_id);
     sw_nvml_close(g->nvml);
     free(g->devs);
@@ -221,6 +222,10 @@ int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
         free_gpus(g); /* no GPU, none asked for: as always */
         return SW_OK;
     }
+    if (g->hide) { /* nothing to read while trials run */
+        sw_nvml_close(g->nvml);
+        g->nvml = NULL;
+    }
     g->devs = sw_calloc(g->inv.n_devices + 1, sizeof(*g->devs));
     sw_pack_devices_from(g->devs, &g->inv);
     if (!g->hide &&
@@ -245,6 +250,16 @@ size_t sw_engine__gpus_parallel(const sw_engine *e)
         return 0;
     n = capacity(e->gpus);
     return n ? n : 1;
+}
+
+static bool declared_slices(const sw_gpu_inventory *inv)
+{
+    size_t i;
+
+    for (i = 0; i < inv->n_devices; i++)
+        if (inv->devices[i].mig >= 0 && !inv->devices[i].uuid)
+            return true;
+    return false;
 }
 
 void sw_engine__gpus_report(const sw_engine *e)
@@ -275,6 +290,10 @@ void sw_engine__gpus_report(const sw_engine *e)
                : "");
     if (inv->notes)
         printf("sweep %s: note: %s\n", e->sweep.id, inv->notes);
+    if (declared_slices(inv))
+        printf("sweep %s: note: declared MIG slices have no UUID: trials on "
+               "them are given their GPU's index\n",
+               e->sweep.id);
     free(from);
 }
 
@@ -318,8 +337,11 @@ void sw_engine__gpus_take(sw_engine *e, sw_slot *s)
 {
     sw_engine_gpus *g = e->gpus;
 
-    if (!g || g->hide || !g->reserved)
+    if (!g || g->hide || !g->reserved) { /* no devices: none recorded */
+        free(s->rec.gpus);
+        s->rec.gpus = NULL;
         return;
+    }
     g->reserved = false;
     hold(e, s, &g->reserve);
 }

@@ -26,6 +26,8 @@ void sw_h_init(sw_h *h)
     h->dir = sw_strdup(mkdtemp(tmpl));
     h->home = sw_aprintf("%s/home", h->dir);
     setenv("SWEEP_HOME", h->home, 1);
+    /* the same on a machine with GPUs: NVML off unless a test loads one */
+    setenv("SWEEP_NVML_LIBRARY", "", 0);
 }
 
 void sw_h_dispose(sw_h *h)

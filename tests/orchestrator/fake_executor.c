@@ -69,6 +69,9 @@ static int fake_launch(sw_executor *ex, const sw_launch *l)
         if (strncmp(*e, "SWEEP_ATTEMPT=", 14) == 0)
             a = *e + 14;
     j = add(fx, l->key, a ? (int)strtol(a, NULL, 10) : 1);
+    for (char *const *e = l->env; e && *e; e++)
+        if (strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0)
+            j->devices = sw_strdup(*e + 21);
     j->argv = sw_command_expand_envvars(l->argv, NULL); /* a plain copy */
     fx->launches++;
     if (j->plan.output && !j->plan.fail_launch)
@@ -117,6 +120,7 @@ static void end(fake_executor *fx, fake_job *j, bool exited, int code)
     sw_job_event *ev;
 
     push(fx, j->plan.lost && exited ? SW_JOB_LOST : SW_JOB_ENDED, j->key);
+    j->ended_at = fx->now;
     ev = &fx->events[fx->n_events - 1];
     ev->exit.exited = exited;
     ev->exit.exit_code = exited ? code : 0;
@@ -148,6 +152,7 @@ static void answer(fake_executor *fx, fake_job *j)
     push(fx, SW_JOB_STARTED, j->key);
     fx->events[fx->n_events - 1].handle = sw_aprintf("fake %s", j->key);
     j->started = true;
+    j->started_at = fx->now;
     j->end_at = j->plan.runtime >= 0 ? fx->now + j->plan.runtime : 0;
 }
 
@@ -213,6 +218,7 @@ static void fake_free(sw_executor *ex)
 
     for (size_t i = 0; i < fx->n_jobs; i++) {
         free(fx->jobs[i].key);
+        free(fx->jobs[i].devices);
         sw_command_free(fx->jobs[i].argv);
     }
     for (size_t i = 0; i < fx->n_events; i++)

@@ -39,6 +39,8 @@ typedef struct {
     double term_at; /* first SIGTERM; 0: none */
     double kill_at; /* SIGKILL; 0: none */
     bool started, answered, adopted, done;
+    char *devices;               /* its CUDA_VISIBLE_DEVICES; NULL: not set */
+    double started_at, ended_at; /* on the engine's clock; 0: not yet */
 } fake_job;
 
 typedef struct {

@@ -59,6 +59,7 @@ static int setup(void **state)
 {
     fixture *f = sw_calloc(1, sizeof(*f));
 
+    setenv("SWEEP_NVML_LIBRARY", "", 1); /* the same on a GPU machine */
     snprintf(f->dir, sizeof(f->dir), "/tmp/sw-engine-XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     f->home = sw_aprintf("%s/home", f->dir);
@@ -830,6 +831,100 @@ static void test_a_store_error_rolls_back(void **state)
     free(db);
 }
 
+/* ---- GPUs (devices.c) ------------------------------------------------ */
+
+/* The most jobs that ran at once with `dev` among their devices (NULL:
+ * any), from the fake executor's start and end times. */
+static int jobs_at_once(const fake_executor *fx, const char *dev)
+{
+    const fake_job *a, *b;
+    int best = 0, now;
+    size_t i, k;
+
+    for (i = 0; i < fx->n_jobs; i++) {
+        a = &fx->jobs[i];
+        if (dev && (!a->devices || !strstr(a->devices, dev)))
+            continue;
+        now = 0;
+        for (k = 0; k < fx->n_jobs; k++) {
+            b = &fx->jobs[k];
+            now += (!dev || (b->devices && strstr(b->devices, dev))) &&
+                   b->started_at <= a->started_at &&
+                   (b->ended_at == 0 || b->ended_at > a->started_at);
+        }
+        best = now > best ? now : best;
+    }
+    return best;
+}
+
+#define PACKED                                                                 \
+    "program: train.py\nmethod: random\nrun_cap: 30\nparallel: 20\n"           \
+    "parameters:\n  x: {min: 0.0, max: 1.0}\n"                                 \
+    "gpus: 80GiB,80GiB:mig=3g.40gb+3g.40gb\n"
+
+/* Quarter-GPU trials on a declared GPU and two MIG slices: at most four
+ * on each at once whatever parallel says, each given its device (the
+ * GPU's index: a declared inventory has no UUIDs), recorded with its
+ * run. */
+static void test_gpus_pack_and_never_oversubscribe(void **state)
+{
+    fixture *f = *state;
+    size_t i;
+
+    f->plan.runtime = 10;
+    f->second = f->plan;
+    start_sweep(f, PACKED "resources:\n  gpus: 0.25\n", 0);
+    assert_int_equal(f->e->parallel, 20);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 30);
+    for (i = 0; i < f->fx->n_jobs; i++)
+        assert_true(strcmp(f->fx->jobs[i].devices, "0") == 0 ||
+                    strcmp(f->fx->jobs[i].devices, "1") == 0);
+    assert_int_equal(jobs_at_once(f->fx, "0"), 4);
+    assert_int_equal(jobs_at_once(f->fx, NULL), 12); /* the GPUs cap */
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(r.gpus, "{\"devices\": [\"0\"], \"share\": 0.25,"
+                                " \"memory\": 0}");
+    sw_run_rec_dispose(&r);
+}
+
+/* Without parallel, as many trials as the devices hold; 2-GPU trials
+ * never land on MIG slices. */
+static void test_gpus_default_parallel(void **state)
+{
+    fixture *f = *state;
+
+    f->plan.runtime = 10;
+    start_sweep(
+        f,
+        "program: train.py\nmethod: grid\ngpus: 4x80GiB,1:mig=7x1g.10gb\n"
+        "parameters:\n  x: {values: [1, 2, 3, 4, 5]}\n"
+        "resources:\n  gpus: 2\n",
+        0);
+    assert_int_equal(f->e->parallel, 2);
+    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(count_runs(f, "finished"), 5);
+    assert_int_equal(jobs_at_once(f->fx, NULL), 2);
+    for (size_t i = 0; i < f->fx->n_jobs; i++)
+        assert_null(strchr(f->fx->jobs[i].devices, '4'));
+}
+
+/* Without GPUs and resources nothing is set, as before packing; trials
+ * on CPU only get an empty CUDA_VISIBLE_DEVICES. */
+static void test_gpus_none(void **state)
+{
+    fixture *f = *state;
+
+    start_sweep(f, GRID3, 0);
+    assert_null(f->e->gpus);
+    assert_int_equal(drive(f), SW_OK);
+    assert_null(f->fx->jobs[0].devices);
+    drop_engine(f);
+    start_sweep(f, GRID3 "gpus: none\n", 0);
+    assert_int_equal(drive(f), SW_OK);
+    assert_string_equal(f->fx->jobs[0].devices, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -862,6 +957,9 @@ int main(void)
         T(test_a_store_error_rolls_back),
         T(test_an_attempt_that_never_ran_uses_no_retry),
         T(test_a_full_disk_stops_launching),
+        T(test_gpus_pack_and_never_oversubscribe),
+        T(test_gpus_default_parallel),
+        T(test_gpus_none),
     };
 
     setenv("SWEEP_GIT", "off", 1);
