@@ -304,11 +304,14 @@ static char *grant_json(const sw_engine_gpus *g, const sw_pack_grant *grant)
 {
     sw_value *m = sw_value_map(), *list = sw_value_list();
     sw_buf b = SW_BUF_INIT;
+    char *key;
     size_t i;
 
-    for (i = 0; i < grant->n; i++)
-        sw_value_list_push(
-            list, sw_value_str(sw_gpus_device_key(&g->inv, grant->devices[i])));
+    for (i = 0; i < grant->n; i++) {
+        key = sw_gpus_device_key(&g->inv, grant->devices[i]);
+        sw_value_list_push(list, sw_value_str(key));
+        free(key);
+    }
     sw_value_map_set(m, "devices", list);
     sw_value_map_set(m, "share",
                      grant->share >= SW_PACK_UNIT

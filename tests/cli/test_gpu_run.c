@@ -358,6 +358,7 @@ static void test_cpu_only(void **state)
         assert_string_equal(f->lines[i].devices, i < 3 ? "empty" : "unset");
     assert_int_equal(
         sw_h_count(&f->h, "select count(*) from runs where gpus is null"), 6);
+    free(file);
 }
 
 static void wait_running(const fixture *f, long n)
