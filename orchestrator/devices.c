@@ -445,7 +445,7 @@ static bool find_device(const sw_engine_gpus *g, const char *key, size_t *at)
 /* The grant that runs.gpus `json` records, on the devices still here;
  * false when it is not one. */
 static bool parse_grant(const sw_engine *e, const char *json,
-                        const char *run_id, sw_pack_grant *out)
+                        const char *run_id, sw_pack_grant *out, bool warn)
 {
     const sw_engine_gpus *g = e->gpus;
     sw_value *v = NULL, *devs, *share, *mem;
@@ -468,7 +468,7 @@ static bool parse_grant(const sw_engine *e, const char *json,
         if (devs->u.list.items[i]->type == SW_STR &&
             find_device(g, devs->u.list.items[i]->u.s, &at))
             out->devices[out->n++] = (uint16_t)at;
-        else if (!e->quiet)
+        else if (warn && !e->quiet)
             fprintf(stderr,
                     "sweep: run %s holds a device sweep no longer sees "
                     "(%s): not counted\n",
@@ -487,13 +487,32 @@ void sw_engine__gpus_adopt(sw_engine *e, sw_slot *s)
 
     if (!e->gpus || e->gpus->hide || !s->rec.gpus)
         return;
-    if (!parse_grant(e, s->rec.gpus, s->rec.id, &grant)) {
+    if (!parse_grant(e, s->rec.gpus, s->rec.id, &grant, true)) {
         fprintf(stderr, "sweep: run %s: its runs.gpus is unreadable: %s\n",
                 s->rec.id, s->rec.gpus);
         return;
     }
     sw_pack_take(e->gpus->devs, &grant);
     hold(e, s, &grant);
+}
+
+/* Resume: what `auto` had learned is what runs were given since; the
+ * largest such figure is learned again, so a resumed sweep packs as the
+ * interrupted one did. */
+void sw_engine__gpus_recall(sw_engine *e, const sw_run_rec *r)
+{
+    sw_engine_gpus *g = e->gpus;
+    sw_pack_grant grant;
+
+    if (!g || g->hide || !g->res.gpu_memory_auto || !r->gpus ||
+        !parse_grant(e, r->gpus, r->id, &grant, false) ||
+        grant.bytes <= g->learned)
+        return;
+    g->learned = grant.bytes;
+    sw_pack_request_make(&g->req, &g->res, g->learned);
+    g->gen++;
+    if (!e->parallel_set)
+        e->parallel = (int64_t)sw_engine__gpus_parallel(e);
 }
 
 /* ---- reading NVML --------------------------------------------------- */

@@ -287,6 +287,8 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
  *   - gpus_visible() is the slot's CUDA_VISIBLE_DEVICES (NULL: unset);
  *   - gpus_release() gives a freed slot's devices back; gpus_adopt()
  *     takes again what an adopted run's record says it holds;
+ *     gpus_recall() learns again what `gpu_memory: auto` had given a
+ *     run of the store (resume.c, for every run);
  *   - gpus_pump() starts due NVML readings, at gpus_wake(); gpus_busy()
  *     while one is in flight. */
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
@@ -298,6 +300,7 @@ void sw_engine__gpus_unreserve(sw_engine *e);
 const char *sw_engine__gpus_visible(const sw_engine *e, const sw_slot *s);
 void sw_engine__gpus_release(sw_engine *e, sw_slot *s);
 void sw_engine__gpus_adopt(sw_engine *e, sw_slot *s);
+void sw_engine__gpus_recall(sw_engine *e, const sw_run_rec *r);
 void sw_engine__gpus_pump(sw_engine *e);
 double sw_engine__gpus_wake(const sw_engine *e);
 bool sw_engine__gpus_busy(const sw_engine *e);

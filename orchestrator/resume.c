@@ -106,6 +106,7 @@ int sw_engine__restore(sw_engine *e)
         e->canceled += r->state == SW_RUN_CANCELED && !interrupted;
         if (r->state == SW_RUN_FINISHED)
             sw_engine__note_value(e, r);
+        sw_engine__gpus_recall(e, r);
         sw_engine__tell_search(e, r,
                                r->state == SW_RUN_FINISHED ||
                                    r->state == SW_RUN_FAILED ||

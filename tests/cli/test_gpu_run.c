@@ -426,6 +426,57 @@ static size_t runs_on(const sw_value *doc, size_t gpu)
     return runs->u.list.len;
 }
 
+/* A sweep resumed after gpu_memory: auto learned goes on packing by
+ * what it learned: only the very first trial ever had a whole GPU, and
+ * new trials join the re-adopted ones at once. */
+static void test_auto_memory_survives_resume(void **state)
+{
+    fixture *f = *state;
+    char *file = sweep_file(f, 9, "resources:\n  gpu_memory: auto\n");
+    /* two at once, then room for two more beside the re-adopted two */
+    const char *args[] = {"run", file, "--quiet", "--parallel", "2", NULL};
+    const char *resume[] = {"resume", "--quiet", "--parallel", "4", NULL};
+    struct timespec ts = {0, 20 * 1000 * 1000}, now;
+    double killed, first_end = 1e300;
+    bool joined = false;
+    pid_t pid;
+    size_t k;
+    int i;
+
+    setenv("MEM", "3221225472", 1);
+    setenv("SLEEP", "2", 1);
+    machine(f, "driver 580.159.04\ngpu GPU-a0 17179869184 0 40 0 L4\n");
+    pid = sw_h_start(&f->h, args);
+    assert_true(pid > 0);
+    for (i = 0; i < 1000 && sw_h_count(&f->h, "select count(*) from runs"
+                                              " where state = 'running' and"
+                                              " gpus ->> '$.memory' ="
+                                              " 3758096384") < 2;
+         i++)
+        nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    clock_gettime(CLOCK_REALTIME, &now);
+    killed = (double)now.tv_sec + now.tv_nsec / 1e9;
+    run_ok(f, resume, NULL);
+    read_log(f);
+    assert_int_equal(f->n, 9);
+    for (k = 0; k < f->n; k++) /* the re-adopted ones */
+        if (f->lines[k].start < killed && f->lines[k].end > killed &&
+            f->lines[k].end < first_end)
+            first_end = f->lines[k].end;
+    for (k = 0; k < f->n; k++)
+        joined = joined ||
+                 (f->lines[k].start > killed && f->lines[k].start < first_end);
+    assert_true(first_end < 1e300);
+    assert_true(joined);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from runs where"
+                                       " gpus ->> '$.share' = 1"),
+                     1);
+    assert_true(max_overlap(f, "GPU-a0") <= 4);
+    free(file);
+}
+
 /* While a sweep runs, `sweep gpus` says which runs hold each device. */
 static void test_gpus_shows_runs(void **state)
 {
@@ -502,7 +553,7 @@ int main(void)
         T(test_mig_slices),           T(test_memory_used_by_others),
         T(test_never_fits),           T(test_cpu_only),
         T(test_resume_keeps_devices), T(test_auto_memory),
-        T(test_gpus_shows_runs),
+        T(test_gpus_shows_runs),      T(test_auto_memory_survives_resume),
     };
 #undef T
 
