@@ -142,9 +142,9 @@ void sw_engine__gpus_free(sw_engine *e)
     e->gpus = NULL;
 }
 
-/* Whether trials asking for `res` want a GPU: they say so in resources
- * (a share, devices or memory); without resources, only where there
- * are GPUs. */
+/* Whether `res` asks for a GPU in so many words (a share, devices or
+ * memory). Without resources a trial gets a whole device only where
+ * there are some, and runs as it always did where there are none. */
 static bool asks_for_gpu(const sw_resources *res)
 {
     return (res->has_gpus && res->gpus > 0) || res->gpu_memory_mb > 0 ||
