@@ -13,16 +13,33 @@
 
 typedef struct {
     const char *name;
-    int (*make)(sw_executor **out);
+    int (*make)(sw_executor **out, char *const *args);
 } maker;
 
+/* The local executor has no arguments of its own. */
+static int make_local(sw_executor **out, char *const *args)
+{
+    if (args && args[0])
+        return sw_error_set(SW_EINVALID,
+                            "the local backend takes no backend arguments "
+                            "('%s'): they are for --backend slurm",
+                            args[0]);
+    return sw_executor_local_new(out);
+}
+
 static const maker makers[] = {
-    {"local", sw_executor_local_new},
+    {"local", make_local},
+    {"slurm", sw_executor_slurm_new},
 };
 
 #define N_MAKERS (sizeof(makers) / sizeof(makers[0]))
 
 int sw_executor_new(sw_executor **out, const char *name)
+{
+    return sw_executor_new_with(out, name, NULL);
+}
+
+int sw_executor_new_with(sw_executor **out, const char *name, char *const *args)
 {
     sw_buf names = SW_BUF_INIT;
     size_t i;
@@ -30,7 +47,7 @@ int sw_executor_new(sw_executor **out, const char *name)
 
     for (i = 0; name && i < N_MAKERS; i++)
         if (strcmp(name, makers[i].name) == 0)
-            return makers[i].make(out);
+            return makers[i].make(out, args);
     for (i = 0; i < N_MAKERS; i++)
         sw_buf_printf(&names, "%s%s", i ? ", " : "", makers[i].name);
     error =

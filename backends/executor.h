@@ -1,6 +1,6 @@
 /*
  * executor.h - where trials run: the interface every executor implements
- * (local processes now; Slurm and a simulated cluster later), the one
+ * (local processes, Slurm jobs; a simulated cluster later), the one
  * factory that makes them by name, and the one-line wrappers the engine
  * calls.
  *
@@ -125,13 +125,24 @@ struct sw_executor {
     const sw_executor_methods *methods;
 };
 
-/* Makes the executor called `name` ("local"); SW_EINVALID, with the
- * names there are, for another name. Make executors before starting
+/* Makes the executor called `name` ("local", "slurm"); SW_EINVALID, with
+ * the names there are, for another name. Make executors before starting
  * threads: the local one forks its supervisor. */
 int sw_executor_new(sw_executor **out, const char *name);
 
+/* sw_executor_new with the executor's own arguments `args`
+ * (NULL-terminated; NULL or empty: none): Slurm's are sbatch options given
+ * to every job; the local executor takes none (SW_EINVALID). */
+int sw_executor_new_with(sw_executor **out, const char *name,
+                         char *const *args);
+
 /* The local executor: trials are processes of this machine. */
 int sw_executor_local_new(sw_executor **out);
+
+/* The Slurm executor: each attempt is a batch job (backends/slurm.c);
+ * `sbatch_args` (copied; NULL: none) go to every sbatch. SW_EINVALID for
+ * an argument that is not an option. */
+int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args);
 
 static inline const char *sw_executor_name(const sw_executor *ex)
 {

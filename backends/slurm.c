@@ -1,0 +1,781 @@
+/*
+ * slurm.c - the Slurm executor: each attempt is one batch job, submitted
+ * with `sbatch --parsable --job-name=<run id>`, its stdout and stderr
+ * appended to the run's files on the shared filesystem, its command the
+ * trial's argv given as arguments to a two-line job script (`exec "$@"`),
+ * so no shell ever reads the command.
+ *
+ * Nothing here waits for Slurm: sbatch, squeue, sacct and scancel are
+ * child processes (slurm_cmd.c) whose answers process() collects. A
+ * launch is answered by SW_JOB_STARTED as soon as sbatch gives the job
+ * id, which is the job handle the store keeps; the id also goes to the
+ * attempt's `pid` file, which the engine puts aside before the next
+ * attempt, so an orchestrator that died before it could record the
+ * handle finds it there (or, failing that, the job by its name).
+ *
+ * Ends are polled: one squeue for all the jobs watched, every POLL_MIN
+ * seconds while things change, slowing to POLL_MAX when nothing does. A
+ * job squeue no longer knows (Slurm purged it) is looked up in the
+ * job-completion log (`sacct -c`), then in the accounting database
+ * (`sacct`). Cancels are scancel, confirmed by state: repeated until the
+ * job is seen to end.
+ */
+#include "backends/executor.h"
+#include "backends/slurm_internal.h"
+#include "sweeps/buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define POLL_MIN 0.25    /* s between squeues while jobs change */
+#define POLL_MAX 2.0     /* s between them when nothing has for a while */
+#define CMD_LIMIT 120.0  /* s a Slurm command may take before it is killed */
+#define CANCEL_AGAIN 5.0 /* s after which a cancel not yet seen is resent */
+#define MAX_SUBMIT 4     /* sbatch processes at once */
+
+#define SQUEUE_FORMAT "JobID:0|,State:0|,Reason:0|,exit_code:0|,Name:0|"
+
+enum { K_SBATCH, K_SQUEUE, K_FIND, K_SACCT_LOG, K_SACCT_DB, K_SCANCEL };
+
+typedef enum {
+    A_WAITING,    /* launched: sbatch not started yet */
+    A_SUBMITTING, /* sbatch runs */
+    A_SEEKING,    /* adopted without a handle: looking for its job */
+    A_WATCHING,   /* its job id is known: waiting for its end */
+    A_DONE,       /* answered for good: sweep() frees it */
+} astate;
+
+typedef struct {
+    char *key, *dir;
+    astate state;
+    char **argv, **env; /* A_WAITING: sbatch's */
+    long long job;
+    bool ran;            /* seen running, or ended with a status */
+    bool missing;        /* squeue no longer knows it: sacct is asked */
+    bool asking;         /* a sacct or a seek runs for it */
+    bool polled;         /* in the squeue that runs */
+    char state_seen[32]; /* what squeue said last */
+    int cancel;          /* 0, or 1 gentle / 2 forced, asked for */
+    bool cancel_sent;    /* since the last ask */
+    double cancel_at;    /* when the last scancel went */
+} attempt;
+
+typedef struct {
+    sw_executor base;
+    sw_slurm__runner run;
+    char **extra; /* the user's sbatch arguments */
+    attempt **all;
+    size_t n, cap;
+    sw_job_event *queue;
+    size_t qhead, qn, qcap;
+    double now, next_poll, poll_every;
+    bool wake_now; /* something to do at the next process() */
+} slurm;
+
+/* ---- attempts and events ---- */
+
+static attempt *find(slurm *sx, const char *key)
+{
+    size_t i;
+
+    for (i = 0; key && i < sx->n; i++)
+        if (sx->all[i]->state != A_DONE && strcmp(sx->all[i]->key, key) == 0)
+            return sx->all[i];
+    return NULL;
+}
+
+static attempt *add(slurm *sx, const char *key, const char *dir, astate st)
+{
+    attempt *a = sw_calloc(1, sizeof(*a));
+
+    a->key = sw_strdup(key);
+    a->dir = sw_strdup(dir);
+    a->state = st;
+    sw_grow(&sx->all, &sx->cap, sx->n + 1, sizeof(*sx->all));
+    sx->all[sx->n++] = a;
+    return a;
+}
+
+static void free_attempt(attempt *a)
+{
+    sw_slurm__strv_free(a->argv);
+    sw_slurm__strv_free(a->env);
+    free(a->key);
+    free(a->dir);
+    free(a);
+}
+
+/* Forgets the attempts that have had their last event, keeping the
+ * others in launch order (the order they are submitted in). */
+static void sweep(slurm *sx)
+{
+    size_t i, kept = 0;
+
+    for (i = 0; i < sx->n; i++) {
+        if (sx->all[i]->state == A_DONE)
+            free_attempt(sx->all[i]);
+        else
+            sx->all[kept++] = sx->all[i];
+    }
+    sx->n = kept;
+}
+
+/* Queues an event about `a`; consumes `message` (may be NULL). */
+static sw_job_event *emit(slurm *sx, sw_job_event_kind kind, attempt *a,
+                          char *message)
+{
+    sw_job_event *ev;
+
+    if (sx->qhead > 0 && sx->qhead == sx->qn)
+        sx->qhead = sx->qn = 0;
+    sw_grow(&sx->queue, &sx->qcap, sx->qn + 1, sizeof(*sx->queue));
+    ev = &sx->queue[sx->qn++];
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = kind;
+    ev->key = sw_strdup(a->key);
+    ev->message = message;
+    if (kind == SW_JOB_STARTED)
+        ev->handle = sw_aprintf("%lld", a->job);
+    if (kind != SW_JOB_STARTED)
+        a->state = A_DONE;
+    sx->poll_every = POLL_MIN;
+    return ev;
+}
+
+/* ---- the attempt's folder ---- */
+
+static char *path_in(const attempt *a, const char *name)
+{
+    return sw_aprintf("%s/%s", a->dir, name);
+}
+
+/* Writes `text` to the attempt's file `name` (replacing it). */
+static int write_file(const attempt *a, const char *name, const char *text,
+                      mode_t mode)
+{
+    char *path = path_in(a, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int error = SW_OK;
+
+    if (fd < 0 || sw_write_all(fd, text, strlen(text)) < 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return error;
+}
+
+/* The job id the attempt's pid file names ("slurm JOBID"): 1, or 0. */
+static int read_job_file(const attempt *a, long long *job)
+{
+    char *path = path_in(a, "pid"), text[64];
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+    if (f)
+        fclose(f);
+    free(path);
+    text[n] = '\0';
+    return sscanf(text, "slurm %lld", job) == 1 && *job > 0;
+}
+
+/* Says on the trial's stderr what Slurm did to its job, for the user who
+ * reads the log of a run that ended otherwise than by its own doing. */
+static void note(const attempt *a, const char *what)
+{
+    char *path = path_in(a, "stderr.log");
+    FILE *f = fopen(path, "ae");
+
+    if (f) {
+        fprintf(f, "sweep: %s\n", what);
+        fclose(f);
+    }
+    free(path);
+}
+
+/* ---- starting commands ---- */
+
+static int spawn(slurm *sx, char *const *argv, int kind, const attempt *a)
+{
+    return sw_slurm__spawn(&sx->run, argv, NULL, kind, a ? a->key : NULL,
+                           sx->now);
+}
+
+static void submit(slurm *sx, attempt *a)
+{
+    char *pid = path_in(a, "pid");
+    int error;
+
+    unlink(pid); /* an earlier attempt's; the engine put it aside */
+    free(pid);
+    error =
+        sw_slurm__spawn(&sx->run, a->argv, a->env, K_SBATCH, a->key, sx->now);
+    sw_slurm__strv_free(a->argv);
+    sw_slurm__strv_free(a->env);
+    a->argv = a->env = NULL;
+    if (error < 0) {
+        emit(sx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()));
+        return;
+    }
+    a->state = A_SUBMITTING;
+}
+
+static void send_cancel(slurm *sx, attempt *a)
+{
+    char job[32], *gentle[] = {"scancel", job, NULL};
+    char *kill9[] = {"scancel", "--signal=KILL", "--full", job, NULL};
+    char *term[] = {"scancel", "--signal=TERM", "--full", job, NULL};
+    char **argv = gentle;
+
+    snprintf(job, sizeof(job), "%lld", a->job);
+    /* a running trial gets the signal itself, so it can save its work;
+     * a pending job, or one asked before, is cancelled outright */
+    if (a->ran && !a->cancel_sent)
+        argv = a->cancel == 2 ? kill9 : term;
+    a->cancel_sent = true;
+    a->cancel_at = sx->now;
+    if (spawn(sx, argv, K_SCANCEL, a) < 0)
+        a->cancel_at = sx->now - CANCEL_AGAIN + 1; /* try again soon */
+}
+
+/* One squeue for every job watched. */
+static void poll_jobs(slurm *sx)
+{
+    sw_buf ids = SW_BUF_INIT;
+    char *argv[] = {"squeue",      "-h", "-t", "all", "-O",
+                    SQUEUE_FORMAT, "-j", NULL, NULL};
+    size_t i;
+
+    for (i = 0; i < sx->n; i++)
+        if (sx->all[i]->state == A_WATCHING && !sx->all[i]->missing) {
+            sw_buf_printf(&ids, "%s%lld", ids.len ? "," : "", sx->all[i]->job);
+            sx->all[i]->polled = true;
+        }
+    if (ids.len > 0) {
+        argv[7] = ids.ptr;
+        (void)spawn(sx, argv, K_SQUEUE, NULL);
+    }
+    sw_buf_dispose(&ids);
+}
+
+static void ask_sacct(slurm *sx, attempt *a, int kind)
+{
+    char job[32];
+    char *log[] = {"sacct", "-c", "-n", "-P",
+                   "-j",    job,  "-o", "JobID,State,ExitCode",
+                   NULL};
+    char *db[] = {"sacct", "-X", "-n", "-P",
+                  "-j",    job,  "-o", "JobID,State,ExitCode",
+                  NULL};
+
+    snprintf(job, sizeof(job), "%lld", a->job);
+    a->asking = spawn(sx, kind == K_SACCT_LOG ? log : db, kind, a) == SW_OK;
+}
+
+static void seek(slurm *sx, attempt *a)
+{
+    char *argv[] = {"squeue",      "-h", "-t",   "all", "-O",
+                    SQUEUE_FORMAT, "-n", a->key, NULL};
+
+    a->asking = spawn(sx, argv, K_FIND, a) == SW_OK;
+}
+
+/* ---- answers ---- */
+
+/* Ends attempt `a` as Slurm says its job `j` ended. */
+static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
+{
+    bool ran = a->ran ||
+               (j->has_status && !(j->exit.exited && j->exit.exit_code == 0));
+    sw_exit x = {false, 0, SIGKILL};
+    char *msg;
+
+    if (a->cancel && strcmp(j->state, "CANCELLED") == 0 &&
+        (!j->has_status || (j->exit.exited && j->exit.exit_code == 0))) {
+        x.signal = SIGTERM; /* ours, before it ran or with no status */
+        emit(sx, SW_JOB_ENDED, a, NULL)->exit = x;
+        return;
+    }
+    msg = a->cancel ? NULL : sw_slurm__machinery_end(j, ran);
+    if (msg) {
+        note(a, msg);
+        emit(sx, SW_JOB_LOST, a, msg);
+        return;
+    }
+    if (j->has_status)
+        x = j->exit;
+    if (strcmp(j->state, "COMPLETED") != 0) {
+        if (x.exited && x.exit_code == 0)
+            x = (sw_exit){false, 0, SIGKILL}; /* not a success */
+        if (!a->cancel) {
+            msg = sw_aprintf("Slurm job %lld ended %s%s%s%s", j->id, j->state,
+                             j->reason[0] ? " (" : "", j->reason,
+                             j->reason[0] ? ")" : "");
+            note(a, msg);
+            free(msg);
+        }
+    }
+    emit(sx, SW_JOB_ENDED, a, NULL)->exit = x;
+}
+
+/* A job squeue or sacct spoke of, for the attempt watching it. */
+static void update(slurm *sx, attempt *a, const sw_slurm__job *j)
+{
+    char *msg;
+
+    a->missing = false;
+    if (j->phase == SW_SLURM_ALIVE && !j->pending)
+        a->ran = true;
+    if (j->phase == SW_SLURM_ALIVE && j->pending && a->ran) {
+        msg = sw_slurm__machinery_end(j, true); /* requeued */
+        note(a, msg);
+        a->cancel = 2; /* it must not run again behind the next attempt */
+        a->cancel_sent = true;
+        send_cancel(sx, a);
+        emit(sx, SW_JOB_LOST, a, msg);
+        return;
+    }
+    if (j->phase == SW_SLURM_ENDED)
+        end_job(sx, a, j);
+}
+
+static attempt *watching(slurm *sx, long long job)
+{
+    size_t i;
+
+    for (i = 0; i < sx->n; i++)
+        if (sx->all[i]->state == A_WATCHING && sx->all[i]->job == job)
+            return sx->all[i];
+    return NULL;
+}
+
+/* Calls `fn` for each line of `text` (modified). */
+static void lines(char *text, void (*fn)(slurm *, char *, void *), slurm *sx,
+                  void *arg)
+{
+    char *p = text, *nl;
+
+    while (p && *p) {
+        nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        fn(sx, p, arg);
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+static void squeue_line(slurm *sx, char *line, void *arg)
+{
+    sw_slurm__job j;
+    char *name;
+    attempt *a;
+
+    (void)arg;
+    if (!sw_slurm__parse_squeue(line, &j, &name) || !(a = watching(sx, j.id)) ||
+        !a->polled)
+        return;
+    a->polled = false;
+    if (strcmp(a->state_seen, j.state) != 0)
+        sx->poll_every = POLL_MIN;
+    snprintf(a->state_seen, sizeof(a->state_seen), "%s", j.state);
+    update(sx, a, &j);
+}
+
+static void on_squeue(slurm *sx, sw_slurm__cmd *c)
+{
+    bool unknown = strstr(sw_buf_cstr(&c->stderr_buf), "Invalid job id");
+    size_t i;
+
+    if (sw_slurm__cmd_exit(c) == 0 && c->stdout_buf.len > 0)
+        lines(c->stdout_buf.ptr, squeue_line, sx, NULL);
+    for (i = 0; i < sx->n; i++) {
+        attempt *a = sx->all[i];
+
+        if (a->state == A_WATCHING && a->polled &&
+            (sw_slurm__cmd_exit(c) == 0 || unknown))
+            a->missing = true; /* purged: sacct is asked */
+        a->polled = false;
+    }
+}
+
+static void sacct_line(slurm *sx, char *line, void *arg)
+{
+    attempt *a = arg;
+    sw_slurm__job j;
+
+    if (a->state == A_WATCHING && sw_slurm__parse_sacct(line, &j) &&
+        j.id == a->job && j.phase == SW_SLURM_ENDED)
+        end_job(sx, a, &j);
+}
+
+/* The job-completion log, then the accounting database, then nothing:
+ * Slurm has forgotten the job. */
+static void on_sacct(slurm *sx, sw_slurm__cmd *c, attempt *a)
+{
+    a->asking = false;
+    if (sw_slurm__cmd_exit(c) == 0 && c->stdout_buf.len > 0)
+        lines(c->stdout_buf.ptr, sacct_line, sx, a);
+    if (a->state != A_WATCHING)
+        return;
+    if (c->kind == K_SACCT_LOG) {
+        ask_sacct(sx, a, K_SACCT_DB);
+        return;
+    }
+    emit(sx, SW_JOB_LOST, a,
+         sw_aprintf("Slurm no longer knows job %lld, and neither its "
+                    "job-completion log nor its accounting records how it "
+                    "ended",
+                    a->job));
+}
+
+/* Records the job id in the attempt's pid file and answers. */
+static void found_job(slurm *sx, attempt *a, long long job)
+{
+    char text[48];
+
+    a->job = job;
+    a->state = A_WATCHING;
+    snprintf(text, sizeof(text), "slurm %lld\n", job);
+    (void)write_file(a, "pid", text, 0600); /* the store has it too */
+    emit(sx, SW_JOB_STARTED, a, NULL);
+    sx->next_poll = sx->now; /* the pending job shows at once */
+}
+
+static void find_line(slurm *sx, char *line, void *arg)
+{
+    long long *best = arg;
+    sw_slurm__job j;
+    char *name;
+
+    (void)sx;
+    if (sw_slurm__parse_squeue(line, &j, &name) && j.phase == SW_SLURM_ALIVE &&
+        j.id > *best)
+        *best = j.id;
+}
+
+/* An attempt adopted without a handle: its job, still queued or
+ * running, by its name; none means it never started. */
+static void on_find(slurm *sx, sw_slurm__cmd *c, attempt *a)
+{
+    long long best = 0;
+
+    a->asking = false;
+    if (sw_slurm__cmd_exit(c) != 0)
+        return; /* the controller did not answer: asked again */
+    if (c->stdout_buf.len > 0)
+        lines(c->stdout_buf.ptr, find_line, sx, &best);
+    if (best > 0)
+        found_job(sx, a, best);
+    else
+        emit(sx, SW_JOB_NOT_STARTED, a, NULL);
+}
+
+static void on_sbatch(slurm *sx, sw_slurm__cmd *c, attempt *a)
+{
+    const char *out = sw_buf_cstr(&c->stdout_buf);
+    char *end;
+    long long job;
+
+    errno = 0;
+    job = strtoll(out, &end, 10);
+    if (sw_slurm__cmd_exit(c) != 0 || errno || end == out || job <= 0 ||
+        (*end && *end != ';' && *end != '\n')) {
+        emit(sx, SW_JOB_START_FAILED, a, sw_slurm__cmd_error(c, "sbatch"));
+        return;
+    }
+    found_job(sx, a, job);
+    if (a->cancel)
+        send_cancel(sx, a);
+}
+
+static void on_finished(slurm *sx, sw_slurm__cmd *c)
+{
+    attempt *a = c->key ? find(sx, c->key) : NULL;
+
+    switch (c->kind) {
+    case K_SQUEUE:
+        on_squeue(sx, c);
+        break;
+    case K_SBATCH:
+        if (a && a->state == A_SUBMITTING)
+            on_sbatch(sx, c, a);
+        break;
+    case K_FIND:
+        if (a && a->state == A_SEEKING)
+            on_find(sx, c, a);
+        break;
+    case K_SACCT_LOG:
+    case K_SACCT_DB:
+        if (a && a->state == A_WATCHING)
+            on_sacct(sx, c, a);
+        break;
+    default: /* scancel: its end is confirmed by the job's state */
+        break;
+    }
+}
+
+/* ---- the interface ---- */
+
+static const char job_script[] =
+    "#!/bin/sh\n"
+    "# Written by sweep: the trial's command comes as this script's\n"
+    "# arguments, so no shell reads it.\n"
+    "exec \"$@\"\n";
+
+static int check_new(slurm *sx, const char *key, const char *dir)
+{
+    if (!key || !key[0])
+        return sw_error_set(SW_EINVALID, "slurm executor: no attempt key");
+    if (!dir || !dir[0])
+        return sw_error_set(SW_EINVALID, "slurm executor: no attempt folder");
+    if (find(sx, key))
+        return sw_error_set(
+            SW_EINVALID, "slurm executor: attempt '%s' is already in use", key);
+    return SW_OK;
+}
+
+static int slurm_launch(sw_executor *ex, const sw_launch *l)
+{
+    slurm *sx = (slurm *)ex;
+    char **argv = NULL, *script;
+    attempt *a;
+    int error;
+
+    if ((error = check_new(sx, l->key, l->dir)) < 0)
+        return error;
+    if (!l->argv || !l->argv[0] || !l->argv[0][0])
+        return sw_error_set(SW_EINVALID, "slurm executor: empty command");
+    if (!l->stdout_path || !l->stderr_path)
+        return sw_error_set(SW_EINVALID, "slurm executor: no log path");
+    script = sw_aprintf("%s/slurm-job.sh", l->dir);
+    error = sw_slurm__sbatch_argv(&argv, l, sx->extra, script);
+    free(script);
+    if (error < 0)
+        return error;
+    a = add(sx, l->key, l->dir, A_WAITING);
+    if ((error = write_file(a, "slurm-job.sh", job_script, 0700)) < 0) {
+        a->state = A_DONE;
+        sw_slurm__strv_free(argv);
+        sweep(sx);
+        return error;
+    }
+    a->argv = argv;
+    a->env = sw_slurm__job_env(l);
+    sx->wake_now = true;
+    return SW_OK;
+}
+
+/* With a handle the job is watched for its end. Without one it is
+ * looked for: in the attempt's pid file, then by its name in squeue;
+ * SW_JOB_STARTED or SW_JOB_NOT_STARTED answers. */
+static int slurm_adopt(sw_executor *ex, const char *key, const char *dir,
+                       const char *handle)
+{
+    slurm *sx = (slurm *)ex;
+    long long job = 0;
+    attempt *a;
+    char *end;
+    int error;
+
+    if ((error = check_new(sx, key, dir)) < 0)
+        return error;
+    if (handle) {
+        errno = 0;
+        job = strtoll(handle, &end, 10);
+        if (errno || end == handle || *end || job <= 0)
+            return sw_error_set(SW_EINVALID,
+                                "slurm executor: '%s' is not a Slurm job id",
+                                handle);
+    }
+    a = add(sx, key, dir, handle ? A_WATCHING : A_SEEKING);
+    a->job = job;
+    if (!handle && read_job_file(a, &job))
+        found_job(sx, a, job);
+    sx->wake_now = true;
+    return SW_OK;
+}
+
+static int slurm_cancel(sw_executor *ex, const char *key, bool force)
+{
+    slurm *sx = (slurm *)ex;
+    attempt *a = find(sx, key);
+
+    if (!a)
+        return sw_error_set(SW_ENOTFOUND, "slurm executor: no attempt '%s'",
+                            key ? key : "");
+    if (a->state == A_WAITING) {
+        emit(sx, SW_JOB_START_FAILED, a,
+             sw_strdup("canceled before it was submitted to Slurm"));
+        sweep(sx);
+        return SW_OK;
+    }
+    if (force ? a->cancel < 2 : a->cancel < 1) {
+        a->cancel = force ? 2 : 1;
+        a->cancel_sent = false;
+    }
+    sx->wake_now = true;
+    return SW_OK;
+}
+
+static int slurm_fd(sw_executor *ex)
+{
+    return ((slurm *)ex)->run.epfd;
+}
+
+static double earliest(double w, double t)
+{
+    return w == 0 || t < w ? t : w;
+}
+
+/* The next time process() has something to do. */
+static double slurm_next_wake(sw_executor *ex)
+{
+    slurm *sx = (slurm *)ex;
+    double now = sx->now > 0 ? sx->now : 1e-9, w = 0;
+    size_t i;
+
+    if (sx->qhead < sx->qn || sx->wake_now)
+        return now;
+    for (i = 0; i < sx->run.n; i++) {
+        const sw_slurm__cmd *c = sx->run.cmds[i];
+
+        /* closed pipes, not reaped yet; or one to kill */
+        w = earliest(w, c->out < 0 && c->err < 0 ? now + 0.002
+                                                 : c->started + CMD_LIMIT);
+    }
+    for (i = 0; i < sx->n; i++) {
+        const attempt *a = sx->all[i];
+
+        if (a->state == A_WAITING &&
+            sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
+            return now;
+        if ((a->state == A_SEEKING || a->missing) && !a->asking)
+            w = earliest(w, sx->next_poll);
+        if (a->state == A_WATCHING)
+            w = earliest(w, sx->next_poll);
+        if (a->state == A_WATCHING && a->cancel)
+            w = earliest(w, a->cancel_sent ? a->cancel_at + CANCEL_AGAIN : now);
+    }
+    return w;
+}
+
+/* Starts what is due: submissions, searches, sacct, cancels, the poll. */
+static void start_due(slurm *sx)
+{
+    size_t i, n = sx->n; /* submit() may emit, never add */
+
+    for (i = 0; i < n; i++) {
+        attempt *a = sx->all[i];
+
+        if (a->state == A_WAITING &&
+            sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
+            submit(sx, a);
+        else if (a->state == A_SEEKING && !a->asking &&
+                 sx->now >= sx->next_poll)
+            seek(sx, a);
+        else if (a->state == A_WATCHING && a->missing && !a->asking)
+            ask_sacct(sx, a, K_SACCT_LOG);
+        else if (a->state == A_WATCHING && a->cancel &&
+                 (!a->cancel_sent || sx->now >= a->cancel_at + CANCEL_AGAIN))
+            send_cancel(sx, a);
+    }
+    if (sx->now >= sx->next_poll &&
+        sw_slurm__running(&sx->run, K_SQUEUE) == 0) {
+        poll_jobs(sx);
+        sx->next_poll = sx->now + sx->poll_every;
+        sx->poll_every =
+            sx->poll_every * 1.5 < POLL_MAX ? sx->poll_every * 1.5 : POLL_MAX;
+    }
+}
+
+static int slurm_process(sw_executor *ex, double now)
+{
+    slurm *sx = (slurm *)ex;
+    sw_slurm__cmd *c;
+
+    sx->now = now;
+    sx->wake_now = false;
+    sw_slurm__pump(&sx->run, now, CMD_LIMIT);
+    while ((c = sw_slurm__finished(&sx->run)) != NULL) {
+        on_finished(sx, c);
+        sw_slurm__cmd_free(c);
+    }
+    start_due(sx);
+    sweep(sx);
+    return SW_OK;
+}
+
+static int slurm_next_event(sw_executor *ex, sw_job_event *out)
+{
+    slurm *sx = (slurm *)ex;
+
+    if (sx->qhead == sx->qn)
+        return 0;
+    *out = sx->queue[sx->qhead++];
+    return 1;
+}
+
+/* Jobs keep running: a later orchestrator adopts them. */
+static void slurm_free(sw_executor *ex)
+{
+    slurm *sx = (slurm *)ex;
+    size_t i;
+
+    sw_slurm__runner_dispose(&sx->run);
+    for (i = 0; i < sx->n; i++)
+        free_attempt(sx->all[i]);
+    for (i = sx->qhead; i < sx->qn; i++)
+        sw_job_event_dispose(&sx->queue[i]);
+    sw_slurm__strv_free(sx->extra);
+    free(sx->all);
+    free(sx->queue);
+    free(sx);
+}
+
+static const sw_executor_methods slurm_methods = {
+    SW_EXECUTOR_VERSION, "slurm",    slurm_launch,    slurm_adopt,
+    slurm_cancel,        slurm_fd,   slurm_next_wake, slurm_process,
+    slurm_next_event,    slurm_free,
+};
+
+/* Checks one of the user's sbatch arguments. */
+static int check_arg(const char *arg)
+{
+    if (!arg || arg[0] != '-' || !arg[1])
+        return sw_error_set(SW_EINVALID,
+                            "slurm: '%s' is not an sbatch option (options "
+                            "start with '-', e.g. --partition=gpu)",
+                            arg ? arg : "");
+    return SW_OK;
+}
+
+int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args)
+{
+    slurm *sx;
+    size_t n = 0, i;
+    int error;
+
+    for (; sbatch_args && sbatch_args[n]; n++)
+        if ((error = check_arg(sbatch_args[n])) < 0)
+            return error;
+    sx = sw_calloc(1, sizeof(*sx));
+    sx->base.methods = &slurm_methods;
+    sx->poll_every = POLL_MIN;
+    sx->extra = sw_calloc(n + 1, sizeof(char *));
+    for (i = 0; i < n; i++)
+        sx->extra[i] = sw_strdup(sbatch_args[i]);
+    if ((error = sw_slurm__runner_init(&sx->run)) < 0) {
+        slurm_free(&sx->base);
+        return error;
+    }
+    sx->run.keep_kind = K_SBATCH;
+    *out = &sx->base;
+    return SW_OK;
+}

@@ -1,0 +1,255 @@
+/*
+ * slurm_jobs.c - the Slurm executor's words with Slurm: the arguments and
+ * environment of sbatch, and what squeue and sacct answer about jobs.
+ *
+ * A job's end is a state name and a status. squeue's exit_code is a raw
+ * wait status (768 is exit 3, 9 is SIGKILL); sacct's ExitCode is
+ * "CODE:SIGNAL". Only a job that COMPLETED, or FAILED, TIMED OUT, ran out
+ * of memory or was cancelled while it ran, ended as its trial did; a node
+ * failure, a preemption, a requeue or a cancel before it ever started is
+ * Slurm's doing, and the executor reports those as lost attempts with
+ * Slurm's word for what happened.
+ */
+#include "backends/slurm_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+void sw_slurm__strv_free(char **v)
+{
+    size_t i;
+
+    for (i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void push(char ***v, size_t *n, size_t *cap, char *s)
+{
+    sw_grow(v, cap, *n + 2, sizeof(**v));
+    (*v)[(*n)++] = s;
+    (*v)[*n] = NULL;
+}
+
+/* Splits "field|field|..." in place into at most `max` fields. */
+static size_t split(char *line, char **f, size_t max)
+{
+    size_t n = 0;
+    char *p = line, *bar;
+
+    line[strcspn(line, "\r\n")] = '\0';
+    while (n < max) {
+        f[n++] = p;
+        bar = strchr(p, '|');
+        if (!bar)
+            break;
+        *bar = '\0';
+        p = bar + 1;
+    }
+    return n;
+}
+
+static bool parse_id(const char *s, long long *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v <= 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void put_state(sw_slurm__job *j, const char *state, const char *reason)
+{
+    size_t n = strcspn(state, " +"); /* "CANCELLED by 0", "COMPLETING+" */
+
+    snprintf(j->state, sizeof(j->state), "%.*s", (int)n, state);
+    snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+    sw_slurm__classify(j);
+}
+
+bool sw_slurm__parse_squeue(char *line, sw_slurm__job *out, char **name)
+{
+    char *f[6];
+    char *end;
+    long raw;
+
+    memset(out, 0, sizeof(*out));
+    if (split(line, f, 6) < 5 || !parse_id(f[0], &out->id))
+        return false;
+    put_state(out, f[1], f[2]);
+    errno = 0;
+    raw = strtol(f[3], &end, 10);
+    if (out->phase == SW_SLURM_ENDED && !errno && end != f[3] && !*end &&
+        raw >= 0 && raw <= 0xffff) {
+        out->has_status = true;
+        out->exit.exited = (raw & 0x7f) == 0;
+        out->exit.exit_code = out->exit.exited ? (int)(raw >> 8) & 0xff : 0;
+        out->exit.signal = out->exit.exited ? 0 : (int)(raw & 0x7f);
+    }
+    *name = f[4];
+    return true;
+}
+
+bool sw_slurm__parse_sacct(char *line, sw_slurm__job *out)
+{
+    char *f[4];
+    int code, sig;
+
+    memset(out, 0, sizeof(*out));
+    if (split(line, f, 4) < 3 || !parse_id(f[0], &out->id))
+        return false; /* "12.batch" and headers are not jobs */
+    put_state(out, f[1], NULL);
+    if (out->phase == SW_SLURM_ENDED &&
+        sscanf(f[2], "%d:%d", &code, &sig) == 2) {
+        out->has_status = true;
+        out->exit.exited = sig == 0;
+        out->exit.exit_code = sig == 0 ? code : 0;
+        out->exit.signal = sig;
+    }
+    return true;
+}
+
+static const char *const alive[] = {
+    "PENDING",     "CONFIGURING",  "RUNNING",       "COMPLETING",   "SUSPENDED",
+    "RESIZING",    "SIGNALING",    "STAGE_OUT",     "STOPPED",      "REQUEUED",
+    "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT",
+};
+
+void sw_slurm__classify(sw_slurm__job *j)
+{
+    size_t i;
+
+    j->phase = SW_SLURM_ENDED;
+    for (i = 0; i < sizeof(alive) / sizeof(alive[0]); i++)
+        if (strcmp(j->state, alive[i]) == 0)
+            j->phase = SW_SLURM_ALIVE;
+    j->pending = strcmp(j->state, "PENDING") == 0 ||
+                 strncmp(j->state, "REQUEUE", 7) == 0 ||
+                 strcmp(j->state, "RESV_DEL_HOLD") == 0 ||
+                 strcmp(j->state, "SPECIAL_EXIT") == 0;
+}
+
+char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran)
+{
+    static const char *const slurms[][2] = {
+        {"NODE_FAIL", "its node failed"},
+        {"BOOT_FAIL", "its node failed to boot"},
+        {"PREEMPTED", "it was preempted"},
+        {"DEADLINE", "it reached its deadline before it could run"},
+        {"REVOKED", "it was revoked (a federation sibling ran it)"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(slurms) / sizeof(slurms[0]); i++)
+        if (strcmp(j->state, slurms[i][0]) == 0)
+            return sw_aprintf("Slurm job %lld ended %s: %s", j->id, j->state,
+                              slurms[i][1]);
+    if (j->phase == SW_SLURM_ALIVE && j->pending && ran)
+        return sw_aprintf("Slurm job %lld was requeued (%s): the attempt "
+                          "ends here and its run goes again",
+                          j->id, j->state);
+    if (!ran && strcmp(j->state, "CANCELLED") == 0)
+        return sw_aprintf("Slurm job %lld was cancelled before it started",
+                          j->id);
+    if (j->phase == SW_SLURM_ENDED && !j->has_status)
+        return sw_aprintf("Slurm job %lld ended %s without an exit status",
+                          j->id, j->state);
+    return NULL;
+}
+
+/* Appends the `gres` request for the trial's resources. */
+static int put_resources(char ***v, size_t *n, size_t *cap,
+                         const sw_resources *r)
+{
+    if (!r->has_gpus || r->gpus <= 0)
+        return SW_OK;
+    if (r->gpus != floor(r->gpus) || r->gpus > INT_MAX)
+        return sw_error_set(SW_EINVALID,
+                            "resources.gpus %g: the Slurm backend gives "
+                            "whole GPUs (--gres=gpu:N); for a share of one, "
+                            "ask for --gres=shard:N with --slurm-arg where "
+                            "the cluster has GPU shards",
+                            r->gpus);
+    push(v, n, cap, sw_aprintf("--gres=gpu:%d", (int)r->gpus));
+    return SW_OK;
+}
+
+int sw_slurm__sbatch_argv(char ***out, const sw_launch *l, char *const *extra,
+                          const char *script)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0, i;
+    int error;
+
+    push(&v, &n, &cap, sw_strdup("sbatch"));
+    push(&v, &n, &cap, sw_strdup("--parsable"));
+    push(&v, &n, &cap, sw_strdup("--no-requeue"));
+    if ((error = put_resources(&v, &n, &cap, &l->resources)) < 0) {
+        sw_slurm__strv_free(v);
+        return error;
+    }
+    for (i = 0; extra && extra[i]; i++)
+        push(&v, &n, &cap, sw_strdup(extra[i]));
+    /* last, so the user's arguments cannot move what sweep reads */
+    push(&v, &n, &cap, sw_aprintf("--job-name=%s", l->key));
+    push(&v, &n, &cap, sw_aprintf("--output=%s", l->stdout_path));
+    push(&v, &n, &cap, sw_aprintf("--error=%s", l->stderr_path));
+    push(&v, &n, &cap, sw_strdup("--open-mode=append"));
+    push(&v, &n, &cap, sw_strdup("--export=ALL"));
+    if (l->cwd)
+        push(&v, &n, &cap, sw_aprintf("--chdir=%s", l->cwd));
+    push(&v, &n, &cap, sw_strdup(script));
+    for (i = 0; l->argv[i]; i++)
+        push(&v, &n, &cap, sw_strdup(l->argv[i]));
+    *out = v;
+    return SW_OK;
+}
+
+/* Whether environment entry `e` names one of the submitter's devices:
+ * the job gets those from Slurm, for the node it runs on. */
+static bool submitters(const char *e)
+{
+    static const char *const names[] = {
+        "CUDA_VISIBLE_DEVICES=", "ROCR_VISIBLE_DEVICES=",
+        "HIP_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+    size_t i;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strncmp(e, names[i], strlen(names[i])) == 0)
+            return true;
+    return false;
+}
+
+static bool replaced(const char *e, char *const *add)
+{
+    size_t i, name = strcspn(e, "=") + 1;
+
+    for (i = 0; add && add[i]; i++)
+        if (strncmp(add[i], e, name) == 0)
+            return true;
+    return false;
+}
+
+char **sw_slurm__job_env(const sw_launch *l)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0, i;
+
+    for (i = 0; environ[i]; i++)
+        if (!submitters(environ[i]) && !replaced(environ[i], l->env))
+            push(&v, &n, &cap, sw_strdup(environ[i]));
+    for (i = 0; l->env && l->env[i]; i++)
+        if (!submitters(l->env[i]) && !replaced(l->env[i], l->env + i + 1))
+            push(&v, &n, &cap, sw_strdup(l->env[i]));
+    return v ? v : sw_calloc(1, sizeof(*v));
+}
