@@ -745,32 +745,24 @@ static const sw_executor_methods slurm_methods = {
     slurm_next_event,    slurm_free,
 };
 
-/* Checks one of the user's sbatch arguments. */
-static int check_arg(const char *arg)
-{
-    if (!arg || arg[0] != '-' || !arg[1])
-        return sw_error_set(SW_EINVALID,
-                            "slurm: '%s' is not an sbatch option (options "
-                            "start with '-', e.g. --partition=gpu)",
-                            arg ? arg : "");
-    return SW_OK;
-}
-
 int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args)
 {
-    slurm *sx;
-    size_t n = 0, i;
+    slurm *sx = sw_calloc(1, sizeof(*sx));
+    size_t n = 0;
     int error;
 
-    for (; sbatch_args && sbatch_args[n]; n++)
-        if ((error = check_arg(sbatch_args[n])) < 0)
-            return error;
-    sx = sw_calloc(1, sizeof(*sx));
     sx->base.methods = &slurm_methods;
     sx->poll_every = POLL_MIN;
+    sx->run.epfd = -1;
+    for (; sbatch_args && sbatch_args[n]; n++)
+        ;
     sx->extra = sw_calloc(n + 1, sizeof(char *));
-    for (i = 0; i < n; i++)
-        sx->extra[i] = sw_strdup(sbatch_args[i]);
+    for (n = 0; sbatch_args && sbatch_args[n]; n++)
+        if (!(sx->extra[n] = sw_spec_slurm_arg(sbatch_args[n]))) {
+            error = sw_error_set(SW_EINVALID, "slurm: %s", sw_error_last());
+            slurm_free(&sx->base);
+            return error;
+        }
     if ((error = sw_slurm__runner_init(&sx->run)) < 0) {
         slurm_free(&sx->base);
         return error;

@@ -295,14 +295,40 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
     s->backend = sw_strdup(o->backend ? o->backend : "local");
     s->command = o->command && o->command[0] ? argv_json(o->command) : NULL;
     s->gpus = o->gpus ? sw_strdup(o->gpus) : NULL;
+    s->backend_args = o->backend_args && o->backend_args[0]
+                          ? argv_json(o->backend_args)
+                          : NULL;
 }
 
-/* The executor named `name`, unless one was given (a test's). An unknown
- * name is a usage error, said here. */
-static int make_executor(sw_engine *e, const char *name)
+/* Appends the NULL-terminated `add` to args[*n] (not copied). */
+static void append_args(char ***args, size_t *n, char *const *add)
 {
-    int error = e->ex ? SW_OK : sw_executor_new(&e->ex, name);
+    for (; add && *add; add++) {
+        *args = sw_realloc(*args, (*n + 2) * sizeof(**args));
+        (*args)[(*n)++] = *add;
+        (*args)[*n] = NULL;
+    }
+}
 
+/* The executor named `name`, unless one was given (a test's), with its
+ * arguments: for Slurm the sweep file's `slurm:` section, then `recorded`
+ * (the sweep's own, from the store) and those of this command line. An
+ * unknown name or an unusable argument is a usage error, said here. */
+static int make_executor(sw_engine *e, const char *name, char *const *recorded,
+                         const sw_engine_opts *o)
+{
+    char **args = NULL;
+    size_t n = 0;
+    int error;
+
+    if (e->ex)
+        return SW_OK;
+    if (name && strcmp(name, "slurm") == 0)
+        append_args(&args, &n, e->spec->slurm_args);
+    append_args(&args, &n, recorded);
+    append_args(&args, &n, o->backend_args);
+    error = sw_executor_new_with(&e->ex, name, args);
+    free(args);
     if (error == SW_EINVALID)
         fprintf(stderr, "sweep: %s\n", sw_error_last());
     return error;
@@ -316,7 +342,8 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
 
     if ((error = sw_engine_load(&e->spec, path, NULL, o->command)) ||
         (error = sw_engine_needs_command(e->spec, path)) ||
-        (error = make_executor(e, o->backend ? o->backend : "local")) ||
+        (error =
+             make_executor(e, o->backend ? o->backend : "local", NULL, o)) ||
         (error =
              sw_engine__gpus_setup(e, o->gpus ? o->gpus : e->spec->gpus, path)))
         return error; /* already printed */
@@ -397,6 +424,7 @@ static const char *resume_gpus(const sw_engine *e, const sw_engine_opts *o)
 int sw_engine__prepare_resume(sw_engine *e, const char *key,
                               const sw_engine_opts *o, bool *done)
 {
+    char **recorded;
     int error;
 
     *done = false;
@@ -414,8 +442,14 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         *done = true;
         return SW_OK;
     }
-    if ((error = load_recorded(e)) ||
-        (error = make_executor(e, o->backend ? o->backend : e->sweep.backend)))
+    if ((error = load_recorded(e)) != SW_OK)
+        return error;
+    recorded =
+        e->sweep.backend_args ? sw_contract_argv(e->sweep.backend_args) : NULL;
+    error = make_executor(e, o->backend ? o->backend : e->sweep.backend,
+                          recorded, o);
+    sw_command_free(recorded);
+    if (error)
         return error;
     if (chdir(e->sweep.cwd) != 0)
         return sw_error_set(SW_EIO, "cannot enter %s: %s", e->sweep.cwd,

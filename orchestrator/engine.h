@@ -21,8 +21,8 @@ typedef struct {
     const char *name;     /* NULL: the file's `name` */
     bool quiet;           /* no progress, only the final summary */
     double grace;         /* seconds between SIGTERM and SIGKILL; 0: 10 */
-    const char *backend;  /* the executor: "local"; NULL: local for a new
-                             sweep, the recorded one on resume */
+    const char *backend;  /* the executor: "local", "slurm"; NULL: local for a
+                             new  sweep, the recorded one on resume */
     char *const *command; /* `sweep run FILE -- COMMAND...`: replaces the
                              file's command (NULL-terminated); NULL: none */
     const char *listen;   /* the metrics server's ADDR:PORT; NULL:
@@ -31,13 +31,18 @@ typedef struct {
                              (docs/gpus.md: "none", "4", "2x80GiB"); NULL:
                              the file's `gpus:` (on resume: the one
                              `sweep run` was given), else NVML's */
+    char *const *backend_args; /* the backend's own arguments (`--slurm-arg`,
+                                  NULL-terminated), after the sweep file's
+                                  `slurm:` section; recorded with a new
+                                  sweep, added to the recorded ones on
+                                  resume; NULL: none */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 5
+#define SW_ENGINE_OPTS_VERSION 6
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL, NULL                                                         \
+            NULL, NULL, NULL                                                   \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

@@ -112,6 +112,10 @@ static const struct {
         "CREATE INDEX gpu_samples_sweep_time ON gpu_samples"
         " (sweep_id, time);"
         "ALTER TABLE sweeps ADD COLUMN gpus TEXT;"},
+    /* the backend's own arguments given on the command line (`sweep run
+     * --backend slurm --slurm-arg ARG...`, a JSON array), so `sweep
+     * resume` submits its jobs as `sweep run` did */
+    {9, "ALTER TABLE sweeps ADD COLUMN backend_args TEXT;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -120,7 +124,7 @@ static const struct {
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
     " parallel, created_at, ended_at, git_commit, git_dirty, git, backend,"    \
-    " command, gpus"
+    " command, gpus, backend_args"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
@@ -135,7 +139,7 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                    " ?14, ?15, ?16, ?17, ?18, ?19)",
+                    " ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -227,6 +231,7 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r)
     free(r->backend);
     free(r->command);
     free(r->gpus);
+    free(r->backend_args);
     memset(r, 0, sizeof(*r));
 }
 
@@ -655,6 +660,7 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->backend = col_str(s, 16);
     r->command = col_str(s, 17);
     r->gpus = col_str(s, 18);
+    r->backend_args = col_str(s, 19);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -675,7 +681,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
         bind_str(s, 17, r->backend ? r->backend : "local") ||
         bind_str(s, 18, r->command) || bind_str(s, 19, r->gpus) ||
-        sqlite3_step(s) != SQLITE_DONE)
+        bind_str(s, 20, r->backend_args) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;

@@ -67,14 +67,16 @@ typedef struct {
     uint64_t seed;
     int64_t parallel;
     double created_at, ended_at; /* unix seconds; ended_at 0: not ended */
-    char *git_commit; /* the code it started from; NULL: none recorded */
-    bool git_dirty;   /* meaningful when git is set */
-    char *git;        /* JSON, docs/provenance.md; NULL: outside git */
-    char *backend;    /* the executor it runs on ("local"); NULL: local */
-    char *command;    /* JSON array: the trial's command from the command
-                         line (`sweep run FILE -- ...`); NULL: the file's */
-    char *gpus;       /* the inventory declared with `sweep run --gpus`;
-                         NULL: none (the file's `gpus:`, else NVML) */
+    char *git_commit;   /* the code it started from; NULL: none recorded */
+    bool git_dirty;     /* meaningful when git is set */
+    char *git;          /* JSON, docs/provenance.md; NULL: outside git */
+    char *backend;      /* the executor it runs on ("local"); NULL: local */
+    char *command;      /* JSON array: the trial's command from the command
+                           line (`sweep run FILE -- ...`); NULL: the file's */
+    char *backend_args; /* JSON array: the backend's arguments from the
+                           command line (--slurm-arg); NULL: none */
+    char *gpus;         /* the inventory declared with `sweep run --gpus`;
+                           NULL: none (the file's `gpus:`, else NVML) */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);

@@ -805,6 +805,7 @@ static const struct {
     {"seed", top_seed},
     {"resources", sw_spec__top_resources},
     {"gpus", sw_spec__top_gpus},
+    {"slurm", sw_spec__top_slurm},
     {"code", top_code},
 };
 
@@ -976,5 +977,8 @@ void sw_spec_free(sw_spec *spec)
     free(spec->metric.impute_while_running);
     free(spec->early_terminate.type);
     free(spec->gpus);
+    for (i = 0; i < spec->n_slurm_args; i++)
+        free(spec->slurm_args[i]);
+    free(spec->slurm_args);
     free(spec);
 }

@@ -139,6 +139,9 @@ typedef struct {
     char *gpus; /* NULL, or the declared GPUs (`gpus:`, sweeps/gpus.h) */
     bool code_snapshot; /* `code: snapshot`: trials run from a checkout of
                            the sweep's code, not the work tree */
+    char **slurm_args;  /* `slurm:` as sbatch options, NULL-terminated;
+                           NULL when absent (spec_slurm.c) */
+    size_t n_slurm_args, cap_slurm_args;
 } sw_spec;
 
 /* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */
@@ -155,6 +158,13 @@ int sw_spec_load(sw_spec **out, const char *path, sw_diags *diags);
 int sw_spec_parse(sw_spec **out, const char *name, const char *text, size_t len,
                   sw_diags *diags);
 void sw_spec_free(sw_spec *spec);
+
+/* One sbatch option as the `slurm:` section's `extra` or `sweep run
+ * --slurm-arg` gives it ("--opt=value", "--opt value", "-p gpu", with or
+ * without a leading "#SBATCH"), as one word: a new string, or NULL
+ * (SW_EINVALID, message set) for what is not an option or is one that
+ * sweep sets itself (--job-name, --output...). */
+char *sw_spec_slurm_arg(const char *text);
 
 /* Builds the nested parameter map of a trial from one value per leaf
  * (values[i] for spec->params[i]); consumes the values and frees the

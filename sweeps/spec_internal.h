@@ -4,6 +4,7 @@
  * spec.c checks the top level of a sweep file and owns the validation
  * context: where each value was written and how a problem is reported
  * there. params.c checks `parameters`, spec_gpus.c `resources` and `gpus`,
+ * spec_slurm.c `slurm`,
  * with the same context and helpers. Only those files include this; the
  * loader's side of the validator stays in spec.h. Every helper that checks a
  * value reports its own problem, once, located at the value's key.
@@ -89,6 +90,9 @@ void sw_spec__top_parameters(sw_spec__ctx *c, const sw_value *v,
 void sw_spec__top_resources(sw_spec__ctx *c, const sw_value *v,
                             const char *path);
 void sw_spec__top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path);
+/* Checks the top-level `slurm` section into spec->slurm_args
+ * (spec_slurm.c). */
+void sw_spec__top_slurm(sw_spec__ctx *c, const sw_value *v, const char *path);
 /* qsort order of sw_param, W&B's: keys sorted at every level, depth
  * first. */
 int sw_spec__param_cmp(const void *a, const void *b);

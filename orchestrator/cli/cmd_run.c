@@ -4,6 +4,7 @@
  * thin: the engine does the work.
  */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
@@ -11,8 +12,8 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--backend local] [--listen ADDR:PORT] [--gpus SPEC] [--quiet] "
-    "[-- COMMAND...]\n\n"
+    "[--backend local|slurm] [--slurm-arg ARG]... [--listen ADDR:PORT] "
+    "[--gpus SPEC] [--quiet] [-- COMMAND...]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
     "(default: the file's `parallel`, else as many as the GPUs hold, else\n"
     "1), on the backend named (default:\n"
@@ -29,20 +30,39 @@ static const char run_help[] =
     "--gpus SPEC declares the GPUs trials are packed on instead of NVML's:\n"
     "none (CPU only), N, or e.g. 2x80GiB,80GiB:mig=3g.40gb+3g.40gb. Each\n"
     "trial gets the devices its `resources` ask for (default: one whole GPU)\n"
-    "as CUDA_VISIBLE_DEVICES (docs/gpus.md).\n";
+    "as CUDA_VISIBLE_DEVICES (docs/gpus.md).\n\n"
+    "--backend slurm submits each trial as a Slurm batch job (docs/slurm.md);\n"
+    "--slurm-arg ARG (repeatable) adds an sbatch option to every job, after\n"
+    "the file's `slurm:` section, e.g. --slurm-arg=--partition=gpu. The sweep\n"
+    "remembers them: `sweep resume` submits as `sweep run` did.\n";
 
 static const char resume_help[] =
     "usage: sweep resume [SWEEP] [--parallel N] [--listen ADDR:PORT] "
-    "[--gpus SPEC] [--quiet]\n\n"
+    "[--gpus SPEC] [--slurm-arg ARG]... [--quiet]\n\n"
     "Continues SWEEP (id, id prefix or name; default: the latest) on the\n"
     "backend it was started on: trials\n"
     "still running are re-adopted, lost ones rerun from their checkpoint\n"
     "folder, finished ones are never run again. Running trials keep their\n"
     "GPUs; --gpus SPEC declares the GPUs (default: those `sweep run` was\n"
-    "given, else NVML's).\n";
+    "given, else NVML's). On Slurm, jobs still queued or running are\n"
+    "adopted by their job ids, never submitted twice; --slurm-arg adds\n"
+    "sbatch options to the jobs submitted from now on.\n";
 
-static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
-                 const char *help, bool *helped)
+/* The --slurm-arg values, NULL-terminated, for the engine's options. */
+typedef struct {
+    char **v;
+    size_t n;
+} arg_list;
+
+static void arg_push(arg_list *l, char *arg)
+{
+    l->v = sw_realloc(l->v, (l->n + 2) * sizeof(*l->v));
+    l->v[l->n++] = arg;
+    l->v[l->n] = NULL;
+}
+
+static int parse(sw_engine_opts *o, arg_list *slurm, int argc, char **argv,
+                 const char *cmd, const char *help, bool *helped)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -52,6 +72,7 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
         {"backend", required_argument, NULL, 'b'},
         {"listen", required_argument, NULL, 'l'},
         {"gpus", required_argument, NULL, 'g'},
+        {"slurm-arg", required_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
@@ -84,6 +105,9 @@ static int parse(sw_engine_opts *o, int argc, char **argv, const char *cmd,
             o->listen = optarg;
         } else if (c == 'g') {
             o->gpus = optarg;
+        } else if (c == 'S') {
+            arg_push(slurm, optarg);
+            o->backend_args = slurm->v;
         } else if (c == 'q') {
             o->quiet = true;
         } else {
@@ -119,31 +143,47 @@ static int double_dash(int argc, char **argv)
 int sw_cmd_run(int argc, char **argv)
 {
     sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    arg_list slurm = {NULL, 0};
     bool helped = false;
     int dash = double_dash(argc, argv);
-    int status = parse(&o, dash, argv, "run", run_help, &helped);
+    int status = parse(&o, &slurm, dash, argv, "run", run_help, &helped);
 
     if (status != SW_EXIT_OK || helped)
-        return status;
-    if (optind != dash - 1)
-        return sw_cli_usage("run", "expected one sweep file");
+        goto done;
+    status = SW_EXIT_USAGE;
+    if (optind != dash - 1) {
+        status = sw_cli_usage("run", "expected one sweep file");
+        goto done;
+    }
+    if (slurm.n > 0 && (!o.backend || strcmp(o.backend, "slurm") != 0)) {
+        status = sw_cli_usage("run", "--slurm-arg needs --backend slurm");
+        goto done;
+    }
     if (dash < argc) {
-        if (dash + 1 == argc)
-            return sw_cli_usage("run", "expected a command after --");
+        if (dash + 1 == argc) {
+            status = sw_cli_usage("run", "expected a command after --");
+            goto done;
+        }
         o.command = argv + dash + 1; /* NULL-terminated, as argv is */
     }
-    return status_of(sw_engine_run(argv[optind], &o));
+    status = status_of(sw_engine_run(argv[optind], &o));
+done:
+    free(slurm.v);
+    return status;
 }
 
 int sw_cmd_resume(int argc, char **argv)
 {
     sw_engine_opts o = SW_ENGINE_OPTS_INIT;
+    arg_list slurm = {NULL, 0};
     bool helped = false;
-    int status = parse(&o, argc, argv, "resume", resume_help, &helped);
+    int status = parse(&o, &slurm, argc, argv, "resume", resume_help, &helped);
 
-    if (status != SW_EXIT_OK || helped)
-        return status;
-    if (optind < argc - 1)
-        return sw_cli_usage("resume", "expected at most one sweep");
-    return status_of(sw_engine_resume(optind < argc ? argv[optind] : NULL, &o));
+    if (status == SW_EXIT_OK && !helped && optind < argc - 1)
+        status = sw_cli_usage("resume", "expected at most one sweep");
+    else if (status == SW_EXIT_OK && !helped)
+        status = status_of(
+            sw_engine_resume(optind < argc ? argv[optind] : NULL, &o));
+    free(slurm.v);
+    return status;
 }

@@ -88,10 +88,12 @@ static void describe_size(sw_buf *b, const sw_spec *spec)
     sw_buf_putc(b, '\n');
 }
 
-/* What each trial asks for, and the GPUs the file declares. */
+/* What each trial asks for, the GPUs the file declares, and what its
+ * Slurm jobs ask for. */
 static void describe_gpus(sw_buf *b, const sw_spec *spec)
 {
     const sw_resources *r = &spec->resources;
+    size_t i;
 
     if (r->has_gpus || r->gpu_memory_mb || r->gpu_memory_auto) {
         sw_buf_puts(b, "resources:");
@@ -107,6 +109,9 @@ static void describe_gpus(sw_buf *b, const sw_spec *spec)
     }
     if (spec->gpus)
         sw_buf_printf(b, "gpus: %s (declared)\n", spec->gpus);
+    for (i = 0; i < spec->n_slurm_args; i++)
+        sw_buf_printf(b, "%s%s%s", i ? " " : "slurm: ", spec->slurm_args[i],
+                      i + 1 == spec->n_slurm_args ? "\n" : "");
 }
 
 void sw_cli_describe(FILE *out, const sw_spec *spec)

@@ -234,7 +234,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 8);
+    assert_int_equal(user_version(f->path), 9);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -313,14 +313,14 @@ static void test_wal_mode(void **state)
 
 static void assert_sweep_equal(const sw_sweep_rec *a, const sw_sweep_rec *b)
 {
-    const char *sa[] = {a->id,     a->name,       a->file, a->config,
-                        a->method, a->metric,     a->goal, a->state,
-                        a->cwd,    a->git_commit, a->git,  a->command,
-                        a->gpus};
-    const char *sb[] = {b->id,     b->name,       b->file, b->config,
-                        b->method, b->metric,     b->goal, b->state,
-                        b->cwd,    b->git_commit, b->git,  b->command,
-                        b->gpus};
+    const char *sa[] = {a->id,     a->name,        a->file, a->config,
+                        a->method, a->metric,      a->goal, a->state,
+                        a->cwd,    a->git_commit,  a->git,  a->command,
+                        a->gpus,   a->backend_args};
+    const char *sb[] = {b->id,     b->name,        b->file, b->config,
+                        b->method, b->metric,      b->goal, b->state,
+                        b->cwd,    b->git_commit,  b->git,  b->command,
+                        b->gpus,   b->backend_args};
 
     for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++) {
         if (!sa[i] || !sb[i])
@@ -349,6 +349,7 @@ static void test_sweep_round_trip(void **state)
     full.git = "{\"branch\": \"main\"}";
     full.command = "[\"python\", \"train.py\"]";
     full.gpus = "2x80GiB";
+    full.backend_args = "[\"--partition=gpu\"]";
     bare.metric = NULL;
     bare.goal = NULL;
     put_sweep(f->st, &full);
@@ -1114,6 +1115,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     f->st = NULL;
     raw_exec(f->path,
              "DROP TABLE exports;"
+             "ALTER TABLE sweeps DROP COLUMN backend_args;"
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE sweeps DROP COLUMN command;"
              "ALTER TABLE sweeps DROP COLUMN gpus;"
