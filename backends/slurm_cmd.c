@@ -246,6 +246,9 @@ char *sw_slurm__cmd_error(const sw_slurm__cmd *c, const char *what)
         if (*end)
             end++;
     }
+    if (line && strncmp(line, what, strlen(what)) == 0 &&
+        line[strlen(what)] == ':')
+        return sw_strndup(line, len); /* "sbatch: error: ..." */
     if (line)
         return sw_aprintf("%s: %.*s", what, (int)len, line);
     if (c->reaped && WIFSIGNALED(c->status))

@@ -1,0 +1,467 @@
+/*
+ * test_slurm.c - `sweep run --backend slurm` end to end: the real `sweep`
+ * binary against a real single-node Slurm cluster (cluster.sh: munged,
+ * slurmctld, slurmd, 8 CPUs and 4 fake GPUs) that this test starts and
+ * stops. The same sweep gives the same runs, values and best run as
+ * locally; GPU requests are honoured and impossible ones refused; a job
+ * scancel'ed from outside is retried; `sweep resume` after SIGKILL adopts
+ * queued and running jobs without submitting any twice; early stopping
+ * works through the metrics server. Exit 77 (skipped) when Slurm cannot
+ * be installed or started here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sweeps/buf.h"
+#include "testutil.h"
+
+static char cluster[] = "/tmp/sweep-slurm-XXXXXX";
+
+/* Runs `cmd` through the shell (tests only): its stdout, or NULL. */
+static char *sh(const char *cmd)
+{
+    sw_buf b = SW_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    FILE *p = popen(cmd, "r");
+
+    if (!p)
+        return NULL;
+    while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+        sw_buf_put(&b, chunk, n);
+    if (pclose(p) != 0) {
+        sw_buf_dispose(&b);
+        return NULL;
+    }
+    return sw_buf_detach(&b);
+}
+
+static int sh_status(const char *cmd)
+{
+    int rc = system(cmd);
+
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+
+    nanosleep(&ts, NULL);
+}
+
+/* The CSV answer of `sweep query SQL` (caller frees). */
+static char *query(const sw_h *h, const char *sql)
+{
+    const char *q[] = {"query", "--csv", sql, NULL};
+    char *out = NULL;
+
+    assert_int_equal(sw_h_run(h, q, &out), 0);
+    return out;
+}
+
+static char *toy_sweep(const sw_h *h, const char *extra)
+{
+    char *text = sw_aprintf("program: %s\nmethod: grid\nmetric:\n  name: "
+                            "loss\n  goal: minimize\ncommand:\n  - ${program}\n"
+                            "  - ${args}\n%s\nparameters:\n"
+                            "  x: {values: [1, 2, 3, 4]}\n"
+                            "  y: {values: [-1, 0, 1]}\n"
+                            "  steps: {value: 3}\n  sleep: {value: 0.01}\n",
+                            sw_h_toy(), extra);
+    char *path = sw_h_file(h, "sweep.yaml", text);
+
+    free(text);
+    return path;
+}
+
+static const char results_sql[] =
+    "select idx, params, state, exit_code, attempts, value,"
+    " (select count(*) from metrics where run_id = runs.id) from runs"
+    " order by idx";
+static const char best_sql[] = "select params from runs where state = "
+                               "'finished' order by value, idx limit 1";
+
+/* One sweep file, locally and on Slurm: the same runs, values, best. */
+static void test_same_results_as_local(void **state)
+{
+    sw_h h;
+    char *file, *local, *local_best, *slurm, *slurm_best;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "parallel: 4");
+    const char *run_local[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run_local, NULL), 0);
+    local = query(&h, results_sql);
+    local_best = query(&h, best_sql);
+    sw_test_rm_tree(h.home);
+    const char *run_slurm[] = {"run",       file,    "--quiet",
+                               "--backend", "slurm", NULL};
+    assert_int_equal(sw_h_run(&h, run_slurm, NULL), 0);
+    slurm = query(&h, results_sql);
+    slurm_best = query(&h, best_sql);
+    assert_string_equal(local, slurm);
+    assert_string_equal(local_best, slurm_best);
+    assert_non_null(strstr(local_best, "\"\"x\"\": 3, \"\"y\"\": -1"));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished' and job glob '[0-9]*'"),
+                     12);
+    free(local);
+    free(local_best);
+    free(slurm);
+    free(slurm_best);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* A trial that logs when it starts and ends, and the devices it saw. */
+static char *gpu_sweep(const sw_h *h, const char *gpus, const char *values)
+{
+    char *script = sw_h_file(h, "gpu_trial.sh",
+                             "#!/bin/sh\n"
+                             "echo \"start $(date +%s.%N) "
+                             "${CUDA_VISIBLE_DEVICES-none}\"\n"
+                             "sleep 1\n"
+                             "echo \"end $(date +%s.%N)\"\n");
+    char *text = sw_aprintf("method: grid\nparallel: 8\n"
+                            "command: [/bin/sh, %s]\n"
+                            "resources: {gpus: %s}\n"
+                            "parameters:\n  i: {values: [%s]}\n",
+                            script, gpus, values);
+    char *path = sw_h_file(h, "gpus.yaml", text);
+
+    free(text);
+    free(script);
+    return path;
+}
+
+typedef struct {
+    double start, end;
+    char devices[64];
+} span;
+
+/* Reads the spans of every run's stdout.log. */
+static size_t read_spans(const sw_h *h, span *out, size_t max)
+{
+    char *ids = query(h, "select id from runs order by idx"), *line, *save;
+    size_t n = 0;
+
+    line = strtok_r(ids, "\n", &save); /* the header */
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL && n < max) {
+        char *path = sw_aprintf("%s/runs/%s/stdout.log", h->home, line);
+        char *text = sw_test_slurp(path, NULL);
+
+        assert_non_null(text);
+        assert_int_equal(sscanf(text, "start %lf %63s\nend %lf", &out[n].start,
+                                out[n].devices, &out[n].end),
+                         3);
+        n++;
+        free(text);
+        free(path);
+    }
+    free(ids);
+    return n;
+}
+
+/* The most spans that overlap at once. */
+static int most_at_once(const span *s, size_t n)
+{
+    int most = 0, here;
+    size_t i, j;
+
+    for (i = 0; i < n; i++) {
+        for (here = 0, j = 0; j < n; j++)
+            here += s[j].start <= s[i].start && s[i].start < s[j].end;
+        most = here > most ? here : most;
+    }
+    return most;
+}
+
+/* gpus: 1 with parallel 8 on a node of 4 GPUs (and 8 CPUs): never more
+ * than 4 at once, each with one of the node's devices, never the
+ * submitter's CUDA_VISIBLE_DEVICES. */
+static void test_gpu_requests_are_honoured(void **state)
+{
+    sw_h h;
+    span s[8];
+    char *file;
+    size_t i;
+
+    (void)state;
+    sw_h_init(&h);
+    setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+    file = gpu_sweep(&h, "1", "1,2,3,4,5,6,7,8");
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(read_spans(&h, s, 8), 8);
+    assert_in_range(most_at_once(s, 8), 2, 4);
+    for (i = 0; i < 8; i++)
+        assert_non_null(strchr("0123", s[i].devices[0]));
+    free(file);
+    /* a trial without GPUs sees none, not the submitter's */
+    sw_test_rm_tree(h.home);
+    file = gpu_sweep(&h, "0", "1,2");
+    run[1] = file;
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(read_spans(&h, s, 8), 2);
+    assert_string_equal(s[0].devices, "none");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* 5 GPUs on a node of 4, or half a GPU: refused, said, never pending. */
+static void test_impossible_requests_are_refused(void **state)
+{
+    sw_h h;
+    char *file, *err;
+
+    (void)state;
+    sw_h_init(&h);
+    file = gpu_sweep(&h, "5", "1");
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    sw_h_run(&h, run, NULL);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed' and reason like 'cannot "
+                                    "start: sbatch: error: %'"),
+                     1);
+    err = sw_aprintf("%s/stderr.txt", h.dir);
+    char *text = sw_test_slurp(err, NULL);
+    assert_non_null(strstr(text, "Requested node configuration is not "
+                                 "available"));
+    free(text);
+    free(file);
+    sw_test_rm_tree(h.home);
+    file = gpu_sweep(&h, "0.5", "1");
+    run[1] = file;
+    sw_h_run(&h, run, NULL);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed' and reason like '%whole "
+                                    "GPUs%'"),
+                     1);
+    free(err);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* The job id of the only run of the sweep, once Slurm runs it. */
+static char *running_job(const sw_h *h, double secs)
+{
+    char *out, *cmd;
+
+    for (; secs > 0; secs -= 0.1, nap(0.1)) {
+        const char *q[] = {"query", "--csv",
+                           "select job from runs where job is not null", NULL};
+        if (sw_h_run(h, q, &out) != 0) { /* no store yet */
+            free(out);
+            continue;
+        }
+        char *id = strchr(out, '\n');
+        if (id && id[1]) {
+            id[1 + strcspn(id + 1, "\r\n")] = '\0';
+            cmd = sw_aprintf("squeue -h -j %s -t running -o %%i", id + 1);
+            char *sq = sh(cmd);
+            free(cmd);
+            if (sq && sq[0]) {
+                free(out);
+                sq[strcspn(sq, "\n")] = '\0';
+                return sq;
+            }
+            free(sq);
+        }
+        free(out);
+    }
+    return NULL;
+}
+
+/* A running job scancel'ed from outside: the attempt fails with the
+ * signal, and the run goes again (retries: 1) and finishes. */
+static void test_scancel_from_outside_is_retried(void **state)
+{
+    sw_h h;
+    char *file, *job, *cmd;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "cancel.yaml",
+                     "method: grid\nretries: 1\n"
+                     "command: [/bin/sh, -c, 'test $SWEEP_ATTEMPT = 1 && "
+                     "sleep 60; echo done']\n"
+                     "parameters:\n  i: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    pid = sw_h_start(&h, run);
+    job = running_job(&h, 30);
+    assert_non_null(job);
+    cmd = sw_aprintf("scancel %s", job);
+    assert_int_equal(sh_status(cmd), 0);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished' and attempts = 2"),
+                     1);
+    free(cmd);
+    free(job);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* How many jobs Slurm ran under the names of the runs of the sweep in
+ * `h`, by the cluster's job-completion log. */
+static long jobs_of_sweep(const sw_h *h)
+{
+    char *ids = query(h, "select id from runs"), *line, *save, *name;
+    char *path = sw_aprintf("%s/jobcomp.log", cluster);
+    char *log = sw_test_slurp(path, NULL), *p;
+    long n = 0;
+
+    assert_non_null(log);
+    line = strtok_r(ids, "\n", &save); /* the header */
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+        name = sw_aprintf(" Name=%s ", line);
+        for (p = log; (p = strstr(p, name)) != NULL; p++)
+            n++;
+        free(name);
+    }
+    free(log);
+    free(path);
+    free(ids);
+    return n;
+}
+
+/* SIGKILL of `sweep` while 2 jobs run and 2 wait (each asks half the
+ * node's CPUs, through --slurm-arg, which resume must remember): resume
+ * adopts all four, submits nothing twice, and finishes the sweep. */
+static void test_resume_after_sigkill_adopts_jobs(void **state)
+{
+    sw_h h;
+    char *file, *out;
+    pid_t pid;
+    double waited;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "resume.yaml",
+                     "method: grid\nparallel: 4\n"
+                     "command: [/bin/sh, -c, 'sleep 3; echo ok']\n"
+                     "parameters:\n  i: {values: [1, 2, 3, 4, 5, 6]}\n");
+    const char *run[] = {"run",       file,    "--quiet",
+                         "--backend", "slurm", "--slurm-arg=--cpus-per-task=4",
+                         NULL};
+    pid = sw_h_start(&h, run);
+    for (waited = 0; waited < 30; waited += 0.1, nap(0.1)) {
+        out = sh("squeue -h -t pending,running -o %T | sort | uniq -c | "
+                 "tr -s ' \\n' ' '");
+        if (out && strstr(out, " 2 PENDING") && strstr(out, " 2 RUNNING")) {
+            free(out);
+            break;
+        }
+        free(out);
+    }
+    assert_true(waited < 30);
+    kill(pid, SIGKILL);
+    sw_h_wait(pid, 10);
+    const char *resume[] = {"resume", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished' and attempts = 1"),
+                     6);
+    assert_int_equal(jobs_of_sweep(&h), 6);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Hyperband through the metrics server (`--listen`): the trials of a
+ * Slurm job report over HTTP and are told to stop. */
+static void test_early_stopping_through_the_metrics_server(void **state)
+{
+    sw_h h;
+    char *file, *text, *trial;
+
+    (void)state;
+    sw_h_init(&h);
+    trial = sw_aprintf("%s/cli/hb_trial.py", getenv("SW_TEST_DATA"));
+    text = sw_aprintf(
+        "method: grid\nparallel: 1\n"
+        "metric: {name: val_loss, goal: minimize}\n"
+        "early_terminate: {type: hyperband, min_iter: 2, eta: 2, grace: 30}\n"
+        "command: [/usr/bin/python3, %s]\n"
+        "parameters:\n"
+        "  curve: {values: ['8,7,6,5,4,3,2,1', '9,8.5,8,7.5,7,6.5,6,5.5',"
+        " '10,9,8.8,8.6,8.4,8.2,8,7.8']}\n"
+        "  mode: {value: http}\n",
+        trial);
+    file = sw_h_file(&h, "hb.yaml", text);
+    const char *run[] = {"run",   file,       "--quiet",     "--backend",
+                         "slurm", "--listen", "127.0.0.1:0", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where idx = 2 "
+                                    "and state = 'stopped'"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join runs "
+                                    "r on r.id = m.run_id where r.idx = 2"),
+                     2);
+    free(text);
+    free(trial);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static char *cluster_cmd(const char *what)
+{
+    return sw_aprintf("bash '%s/slurm/cluster.sh' %s '%s'",
+                      getenv("SW_TEST_DATA"), what, cluster);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_results_as_local),
+        cmocka_unit_test(test_gpu_requests_are_honoured),
+        cmocka_unit_test(test_impossible_requests_are_refused),
+        cmocka_unit_test(test_scancel_from_outside_is_retried),
+        cmocka_unit_test(test_resume_after_sigkill_adopts_jobs),
+        cmocka_unit_test(test_early_stopping_through_the_metrics_server),
+    };
+    char *cmd, *conf;
+    int rc;
+
+    if (!mkdtemp(cluster))
+        return 1;
+    cmd = cluster_cmd("start");
+    rc = sh_status(cmd);
+    free(cmd);
+    if (rc != 0) {
+        fprintf(stderr,
+                "test_slurm: no Slurm cluster (cluster.sh start: "
+                "exit %d): skipped\n",
+                rc);
+        sw_test_rm_tree(cluster);
+        return rc == 77 ? 77 : 1;
+    }
+    conf = sw_aprintf("%s/slurm.conf", cluster);
+    setenv("SLURM_CONF", conf, 1);
+    setenv("SWEEP_GIT", "off", 1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    cmd = cluster_cmd("stop");
+    sh_status(cmd);
+    free(cmd);
+    free(conf);
+    sw_test_rm_tree(cluster);
+    return rc;
+}
