@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define POLL_MIN 0.25    /* s between squeues while jobs change */
+#define POLL_MIN 0.1     /* s between squeues while jobs change */
 #define POLL_MAX 2.0     /* s between them when nothing has for a while */
 #define CMD_LIMIT 120.0  /* s a Slurm command may take before it is killed */
 #define CANCEL_AGAIN 5.0 /* s after which a cancel not yet seen is resent */
