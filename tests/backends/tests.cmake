@@ -11,3 +11,4 @@ set_property(TEST backends.gpu APPEND PROPERTY ENVIRONMENT
   "FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>"
   "FAKE_NVML_OLD_LIB=$<TARGET_FILE:fake_nvml_old>")
 sw_test(backends wandb sw_backends)
+sw_test(backends slurm sw_backends)
