@@ -639,6 +639,7 @@ static double slurm_next_wake(sw_executor *ex)
 {
     slurm *sx = (slurm *)ex;
     double now = sx->now > 0 ? sx->now : 1e-9, w = 0;
+    bool polling;
     size_t i;
 
     if (sx->qhead < sx->qn || sx->wake_now)
@@ -650,15 +651,19 @@ static double slurm_next_wake(sw_executor *ex)
         w = earliest(w, c->out < 0 && c->err < 0 ? now + 0.002
                                                  : c->started + CMD_LIMIT);
     }
+    /* while a squeue runs, its end (on fd()) is the next thing to do */
+    polling = sw_slurm__running(&sx->run, K_SQUEUE) > 0;
     for (i = 0; i < sx->n; i++) {
         const attempt *a = sx->all[i];
 
         if (a->state == A_WAITING &&
             sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
             return now;
-        if ((a->state == A_SEEKING || a->missing) && !a->asking)
+        if (a->state == A_WATCHING && a->missing && !a->asking)
+            return now;
+        if (a->state == A_SEEKING && !a->asking)
             w = earliest(w, sx->next_poll);
-        if (a->state == A_WATCHING)
+        if (a->state == A_WATCHING && !polling)
             w = earliest(w, sx->next_poll);
         if (a->state == A_WATCHING && a->cancel)
             w = earliest(w, a->cancel_sent ? a->cancel_at + CANCEL_AGAIN : now);
