@@ -318,6 +318,50 @@ static void test_scancel_from_outside_is_retried(void **state)
     sw_h_dispose(&h);
 }
 
+/* The node dies under a running job (scontrol: state down), and comes
+ * back: the attempt is lost (Slurm's doing, said in the run's
+ * stderr.log), and the run goes again without using a retry. */
+static void test_node_failure_reruns_the_trial(void **state)
+{
+    sw_h h;
+    char *file, *job, *ids, *path, *log;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "node.yaml",
+                     "method: grid\nretries: 0\n"
+                     "command: [/bin/sh, -c, 'test $SWEEP_ATTEMPT = 1 && "
+                     "sleep 60; echo done']\n"
+                     "parameters:\n  i: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    pid = sw_h_start(&h, run);
+    job = running_job(&h, 30);
+    assert_non_null(job);
+    assert_int_equal(sh_status("scontrol update nodename=sweepnode "
+                               "state=down reason=sweep-test"),
+                     0);
+    nap(1);
+    sh_status("scontrol update nodename=sweepnode state=resume");
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished' and attempts = 2 and "
+                                    "lost = 1"),
+                     1);
+    ids = query(&h, "select id from runs");
+    ids[strcspn(ids, "\n") + 1 + strcspn(strchr(ids, '\n') + 1, "\r\n")] = '\0';
+    path = sw_aprintf("%s/runs/%s/stderr.log", h.home, strchr(ids, '\n') + 1);
+    log = sw_test_slurp(path, NULL);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "ended NODE_FAIL: its node failed"));
+    free(log);
+    free(path);
+    free(ids);
+    free(job);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* How many jobs Slurm ran under the names of the runs of the sweep in
  * `h`, by the cluster's job-completion log. */
 static long jobs_of_sweep(const sw_h *h)
@@ -435,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_gpu_requests_are_honoured),
         cmocka_unit_test(test_impossible_requests_are_refused),
         cmocka_unit_test(test_scancel_from_outside_is_retried),
+        cmocka_unit_test(test_node_failure_reruns_the_trial),
         cmocka_unit_test(test_resume_after_sigkill_adopts_jobs),
         cmocka_unit_test(test_early_stopping_through_the_metrics_server),
     };
