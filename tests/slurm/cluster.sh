@@ -10,6 +10,8 @@
 #   cluster.sh stop DIR    stops the daemons by their pids (never by name)
 #   cluster.sh env DIR     prints SLURM_CONF=... for a running cluster
 #
+# Ended jobs are purged from the controller within seconds (MinJobAge=5),
+# so the tests also see jobs known only to the completion log (sacct -c).
 # Exit 77 from start means Slurm cannot be had here (no packages, no apt):
 # the tests skip. Sizes can be changed with SWEEP_SLURM_CPUS (8) and
 # SWEEP_SLURM_GPUS (4).
@@ -100,6 +102,7 @@ MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
 KillWait=2
+MinJobAge=5
 MessageTimeout=5
 InactiveLimit=0
 GresTypes=gpu

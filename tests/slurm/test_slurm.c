@@ -386,12 +386,14 @@ static long jobs_of_sweep(const sw_h *h)
 }
 
 /* SIGKILL of `sweep` while 2 jobs run and 2 wait (each asks half the
- * node's CPUs, through --slurm-arg, which resume must remember): resume
- * adopts all four, submits nothing twice, and finishes the sweep. */
+ * node's CPUs, through --slurm-arg, which resume must remember), resumed
+ * once Slurm has purged some of them: resume adopts all four, reads the
+ * ends of the purged ones from the completion log, submits nothing
+ * twice, and finishes the sweep. */
 static void test_resume_after_sigkill_adopts_jobs(void **state)
 {
     sw_h h;
-    char *file, *out;
+    char *file, *out, *names, *cmd;
     pid_t pid;
     double waited;
 
@@ -417,6 +419,23 @@ static void test_resume_after_sigkill_adopts_jobs(void **state)
     assert_true(waited < 30);
     kill(pid, SIGKILL);
     sw_h_wait(pid, 10);
+    /* until the controller has forgotten some (MinJobAge): their ends
+     * are then only in the completion log */
+    names = query(&h, "select group_concat(id) from runs");
+    out = strchr(names, '\n') + 1;
+    out[strcspn(out, "\r\n")] = '\0';
+    cmd = sw_aprintf("squeue -h -t all -o %%i -n %s | wc -l", out);
+    for (waited = 0; waited < 40; waited += 0.2, nap(0.2)) {
+        out = sh(cmd);
+        if (out && strtol(out, NULL, 10) < 4) {
+            free(out);
+            break;
+        }
+        free(out);
+    }
+    assert_true(waited < 40);
+    free(cmd);
+    free(names);
     const char *resume[] = {"resume", "--quiet", NULL};
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
