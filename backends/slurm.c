@@ -41,7 +41,15 @@
 
 #define SQUEUE_FORMAT "JobID:0|,State:0|,Reason:0|,exit_code:0|,Name:0|"
 
-enum { K_SBATCH, K_SQUEUE, K_FIND, K_SACCT_LOG, K_SACCT_DB, K_SCANCEL };
+enum {
+    K_SBATCH,
+    K_SQUEUE,
+    K_FIND,
+    K_SACCT_LOG,
+    K_SACCT_DB,
+    K_SCANCEL,
+    K_SINFO
+};
 
 typedef enum {
     A_WAITING,    /* launched: sbatch not started yet */
@@ -55,6 +63,7 @@ typedef struct {
     char *key, *dir;
     astate state;
     char **argv, **env; /* A_WAITING: sbatch's */
+    double share;       /* a share of a GPU (0 < share < 1), or 0 */
     long long job;
     bool ran;            /* seen running, or ended with a status */
     bool missing;        /* squeue no longer knows it: sacct is asked */
@@ -74,6 +83,8 @@ typedef struct {
     size_t n, cap;
     sw_job_event *queue;
     size_t qhead, qn, qcap;
+    char *sinfo; /* the nodes' generic resources (sinfo -o %G), learned
+                    when a trial first asks for a share of a GPU */
     double now, next_poll, poll_every;
     bool wake_now; /* something to do at the next process() */
 } slurm;
@@ -225,6 +236,61 @@ static void submit(slurm *sx, attempt *a)
         return;
     }
     a->state = A_SUBMITTING;
+}
+
+/* Adds the shard request of an attempt that asks for a share of a GPU
+ * (the nodes' resources known) to its sbatch arguments, after "sbatch
+ * --parsable --no-requeue"; SW_EINVALID where the cluster has none. */
+static int add_shards(slurm *sx, attempt *a)
+{
+    char *arg = NULL;
+    size_t n = 0;
+    int error = sw_slurm__shard_request(&arg, a->share, sx->sinfo);
+
+    if (error < 0)
+        return error;
+    while (a->argv[n])
+        n++;
+    a->argv = sw_realloc(a->argv, (n + 2) * sizeof(*a->argv));
+    memmove(a->argv + 4, a->argv + 3, (n - 2) * sizeof(*a->argv));
+    a->argv[3] = arg;
+    a->share = 0;
+    return SW_OK;
+}
+
+/* Starts sbatch for waiting attempt `a`, unless it waits for the nodes'
+ * resources (asked once, with sinfo, for all of them). */
+static void try_submit(slurm *sx, attempt *a)
+{
+    char *sinfo[] = {"sinfo", "-h", "-o", "%G", NULL};
+
+    if (a->share > 0 && !sx->sinfo) {
+        if (sw_slurm__running(&sx->run, K_SINFO) == 0 &&
+            spawn(sx, sinfo, K_SINFO, NULL) < 0)
+            emit(sx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()));
+        return;
+    }
+    if (a->share > 0 && add_shards(sx, a) < 0) {
+        emit(sx, SW_JOB_START_FAILED, a, sw_strdup(sw_error_last()));
+        return;
+    }
+    submit(sx, a);
+}
+
+/* The nodes' resources, for the attempts that wait for them. */
+static void on_sinfo(slurm *sx, sw_slurm__cmd *c)
+{
+    size_t i;
+
+    if (sw_slurm__cmd_exit(c) == 0) {
+        free(sx->sinfo);
+        sx->sinfo = sw_strdup(sw_buf_cstr(&c->stdout_buf));
+        return;
+    }
+    for (i = 0; i < sx->n; i++)
+        if (sx->all[i]->state == A_WAITING && sx->all[i]->share > 0)
+            emit(sx, SW_JOB_START_FAILED, sx->all[i],
+                 sw_slurm__cmd_error(c, "sinfo"));
 }
 
 static void send_cancel(slurm *sx, attempt *a)
@@ -511,6 +577,9 @@ static void on_finished(slurm *sx, sw_slurm__cmd *c)
         if (a && a->state == A_SEEKING)
             on_find(sx, c, a);
         break;
+    case K_SINFO:
+        on_sinfo(sx, c);
+        break;
     case K_SACCT_LOG:
     case K_SACCT_DB:
         if (a && a->state == A_WATCHING)
@@ -568,6 +637,8 @@ static int slurm_launch(sw_executor *ex, const sw_launch *l)
     }
     a->argv = argv;
     a->env = sw_slurm__job_env(l);
+    if (l->resources.has_gpus && l->resources.gpus > 0 && l->resources.gpus < 1)
+        a->share = l->resources.gpus;
     sx->wake_now = true;
     return SW_OK;
 }
@@ -657,7 +728,9 @@ static double slurm_next_wake(sw_executor *ex)
         const attempt *a = sx->all[i];
 
         if (a->state == A_WAITING &&
-            sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
+            sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT &&
+            (a->share == 0 || sx->sinfo ||
+             sw_slurm__running(&sx->run, K_SINFO) == 0))
             return now;
         if (a->state == A_WATCHING && a->missing && !a->asking)
             return now;
@@ -681,7 +754,7 @@ static void start_due(slurm *sx)
 
         if (a->state == A_WAITING &&
             sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
-            submit(sx, a);
+            try_submit(sx, a);
         else if (a->state == A_SEEKING && !a->asking &&
                  sx->now >= sx->next_poll)
             seek(sx, a);
@@ -739,6 +812,7 @@ static void slurm_free(sw_executor *ex)
     for (i = sx->qhead; i < sx->qn; i++)
         sw_job_event_dispose(&sx->queue[i]);
     sw_slurm__strv_free(sx->extra);
+    free(sx->sinfo);
     free(sx->all);
     free(sx->queue);
     free(sx);

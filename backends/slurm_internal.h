@@ -104,12 +104,19 @@ void sw_slurm__classify(sw_slurm__job *j);
  * when `j` ended as its trial did. */
 char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran);
 
-/* The arguments of `sbatch` for launch `l`: the executor's fixed ones,
- * the user's `extra` (from the sweep file and --slurm-arg), the job
- * script, then the trial's argv. NULL-terminated; SW_EINVALID (message
- * set) for a request Slurm cannot take. */
+/* The arguments of `sbatch` for launch `l`: the executor's fixed ones
+ * (--parsable, --no-requeue, --gres=gpu:N for whole GPUs), the user's
+ * `extra` (from the sweep file and --slurm-arg), sweep's own, the job
+ * script, then the trial's argv. NULL-terminated. A share of a GPU asks
+ * for nothing here: see sw_slurm__shard_request. */
 int sw_slurm__sbatch_argv(char ***out, const sw_launch *l, char *const *extra,
                           const char *script);
+
+/* The sbatch option for `share` (0 < share < 1) of a GPU, from what
+ * `sinfo -h -o %G` printed: "--gres=shard:N", N the share of the most
+ * shards any node has per GPU (rounded up, so a trial gets at least what
+ * it asked for). SW_EINVALID, said, when no node has shards. */
+int sw_slurm__shard_request(char **out, double share, const char *sinfo);
 
 /* The environment sbatch runs with (and, through --export=ALL, the
  * job): ours without the submitter's devices, with l->env on top. */

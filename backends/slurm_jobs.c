@@ -167,20 +167,63 @@ char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran)
     return NULL;
 }
 
-/* Appends the `gres` request for the trial's resources. */
-static int put_resources(char ***v, size_t *n, size_t *cap,
-                         const sw_resources *r)
+/* Appends the `gres` request for whole GPUs; a share of one is the
+ * caller's (sw_slurm__shard_request, once the cluster's shards are
+ * known). */
+static void put_resources(char ***v, size_t *n, size_t *cap,
+                          const sw_resources *r)
 {
-    if (!r->has_gpus || r->gpus <= 0)
-        return SW_OK;
-    if (r->gpus != floor(r->gpus) || r->gpus > INT_MAX)
+    if (r->has_gpus && r->gpus >= 1 && r->gpus <= INT_MAX)
+        push(v, n, cap, sw_aprintf("--gres=gpu:%d", (int)r->gpus));
+}
+
+/* Adds the generic resources of one `sinfo -o %G` line ("gpu:4,shard:16",
+ * "gpu:a100:4(S:0-1),shard:32(S:0,1)") to *gpus and *shards. */
+static void count_gres(const char *line, long *gpus, long *shards)
+{
+    const char *p = line, *end, *colon;
+    long count;
+
+    while (*p && *p != '\n') {
+        end = p;
+        while (*end && *end != ',' && *end != '\n' && *end != '(')
+            end++;
+        colon = end;
+        while (colon > p && colon[-1] != ':')
+            colon--;
+        count = colon > p ? strtol(colon, NULL, 10) : 0;
+        if (strncmp(p, "gpu:", 4) == 0)
+            *gpus += count;
+        else if (strncmp(p, "shard:", 6) == 0)
+            *shards += count;
+        if (*end == '(')
+            end = strchr(end, ')') ? strchr(end, ')') + 1 : end + strlen(end);
+        p = *end == ',' ? end + 1 : end;
+    }
+}
+
+int sw_slurm__shard_request(char **out, double share, const char *sinfo)
+{
+    long gpus, shards, per, most = 0;
+    const char *line;
+
+    for (line = sinfo; line && *line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        gpus = shards = 0;
+        count_gres(line, &gpus, &shards);
+        per = gpus > 0 ? shards / gpus : 0;
+        most = per > most ? per : most;
+        if (!strchr(line, '\n'))
+            break;
+    }
+    if (most == 0)
         return sw_error_set(SW_EINVALID,
-                            "resources.gpus %g: the Slurm backend gives "
-                            "whole GPUs (--gres=gpu:N); for a share of one, "
-                            "ask for --gres=shard:N with --slurm-arg where "
-                            "the cluster has GPU shards",
-                            r->gpus);
-    push(v, n, cap, sw_aprintf("--gres=gpu:%d", (int)r->gpus));
+                            "resources.gpus %g: this cluster has no GPU "
+                            "shards (gres/shard), and the Slurm backend "
+                            "gives whole GPUs otherwise: ask for gpus: 1",
+                            share);
+    *out =
+        sw_aprintf("--gres=shard:%ld", (long)ceil(share * (double)most - 1e-9));
     return SW_OK;
 }
 
@@ -189,15 +232,11 @@ int sw_slurm__sbatch_argv(char ***out, const sw_launch *l, char *const *extra,
 {
     char **v = NULL;
     size_t n = 0, cap = 0, i;
-    int error;
 
     push(&v, &n, &cap, sw_strdup("sbatch"));
     push(&v, &n, &cap, sw_strdup("--parsable"));
     push(&v, &n, &cap, sw_strdup("--no-requeue"));
-    if ((error = put_resources(&v, &n, &cap, &l->resources)) < 0) {
-        sw_slurm__strv_free(v);
-        return error;
-    }
+    put_resources(&v, &n, &cap, &l->resources);
     for (i = 0; extra && extra[i]; i++)
         push(&v, &n, &cap, sw_strdup(extra[i]));
     /* last, so the user's arguments cannot move what sweep reads */

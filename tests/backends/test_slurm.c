@@ -166,12 +166,33 @@ static void test_sbatch_arguments(void **state)
     assert_string_equal(v[index_of(v, "python3") + 2], "--lr=0.1");
     assert_null(v[index_of(v, "python3") + 3]);
     sw_slurm__strv_free(v);
+    /* a share of a GPU waits for the cluster's shards */
     l.resources.gpus = 0.5;
-    v = NULL;
-    assert_int_equal(sw_slurm__sbatch_argv(&v, &l, NULL, "/r/job.sh"),
+    assert_int_equal(sw_slurm__sbatch_argv(&v, &l, NULL, "/r/job.sh"), 0);
+    for (size_t i = 0; v[i]; i++)
+        assert_null(strstr(v[i], "--gres"));
+    sw_slurm__strv_free(v);
+}
+
+static void test_shard_requests(void **state)
+{
+    char *arg = NULL;
+
+    (void)state;
+    assert_int_equal(sw_slurm__shard_request(&arg, 0.5, "gpu:4,shard:16\n"), 0);
+    assert_string_equal(arg, "--gres=shard:2");
+    free(arg);
+    /* typed GPUs, socket lists; the node with the most shards a GPU wins,
+     * so the share is never less than asked */
+    assert_int_equal(sw_slurm__shard_request(&arg, 0.3,
+                                             "gpu:a100:2(S:0,1),shard:20\n"
+                                             "gpu:4,shard:8\n"),
+                     0);
+    assert_string_equal(arg, "--gres=shard:3");
+    free(arg);
+    assert_int_equal(sw_slurm__shard_request(&arg, 0.25, "gpu:4\n(null)\n"),
                      SW_EINVALID);
-    assert_null(v);
-    assert_non_null(strstr(sw_error_last(), "whole GPUs"));
+    assert_non_null(strstr(sw_error_last(), "no GPU shards"));
 }
 
 static void test_job_environment(void **state)
@@ -262,7 +283,8 @@ static char *get(const fake *f, const char *name)
  * also logs its environment. */
 static int setup(void **state)
 {
-    static const char *const names[] = {"sbatch", "squeue", "sacct", "scancel"};
+    static const char *const names[] = {"sbatch", "squeue", "sacct", "scancel",
+                                        "sinfo"};
     char tmpl[] = "/tmp/sweep-slurm-fake-XXXXXX";
     fake *f = calloc(1, sizeof(*f));
     size_t i;
@@ -272,7 +294,7 @@ static int setup(void **state)
     f->run = sw_aprintf("%s/run", f->dir);
     mkdir(f->bin, 0700);
     mkdir(f->run, 0700);
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         char *path = sw_aprintf("%s/%s", f->bin, names[i]);
         FILE *o = fopen(path, "w");
 
@@ -416,10 +438,12 @@ static void test_adopt_without_handle(void **state)
     assert_string_equal(ev.handle, "44");
     sw_job_event_dispose(&ev);
     unlink(path);
-    /* ...or not there: it never started */
+    /* ...or not there: it never started (s-1 and s-2 are watched, and
+     * now lost: no record knows them) */
     put(f, "squeue.out", "");
     assert_int_equal(sw_executor_adopt(f->ex, "s-3", f->run, NULL), 0);
-    assert_int_equal(next(f, &ev), 1);
+    while (next(f, &ev) == 1 && strcmp(ev.key, "s-3") != 0)
+        sw_job_event_dispose(&ev);
     assert_int_equal(ev.kind, SW_JOB_NOT_STARTED);
     assert_string_equal(ev.key, "s-3");
     sw_job_event_dispose(&ev);
@@ -485,6 +509,36 @@ static void test_failed_submit(void **state)
     sw_job_event_dispose(&ev);
 }
 
+/* A share of a GPU: shards where the nodes have them, else refused. */
+static void test_share_of_a_gpu(void **state)
+{
+    fake *f = *state;
+    sw_launch l = a_launch(f->run);
+    sw_job_event ev;
+    char *calls;
+
+    l.resources.has_gpus = true;
+    l.resources.gpus = 0.5;
+    put(f, "sinfo.out", "gpu:4\n");
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_START_FAILED);
+    assert_non_null(strstr(ev.message, "no GPU shards"));
+    sw_job_event_dispose(&ev);
+    sw_executor_free(f->ex); /* a new one asks sinfo again */
+    assert_int_equal(sw_executor_new(&f->ex, "slurm"), 0);
+    put(f, "sinfo.out", "gpu:4,shard:16\n");
+    put(f, "sbatch.out", "46\n");
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_STARTED);
+    sw_job_event_dispose(&ev);
+    calls = get(f, "calls.log");
+    assert_non_null(strstr(calls, "sbatch --parsable --no-requeue "
+                                  "--gres=shard:2 --job-name=s-1"));
+    free(calls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_sacct_lines),
         cmocka_unit_test(test_ends_that_are_slurms),
         cmocka_unit_test(test_sbatch_arguments),
+        cmocka_unit_test(test_shard_requests),
         cmocka_unit_test(test_job_environment),
         cmocka_unit_test(test_options_accepted_and_refused),
         cmocka_unit_test_setup_teardown(test_purged_job_from_the_completion_log,
@@ -505,6 +560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_and_cancel, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failed_submit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_share_of_a_gpu, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 # A single-node Slurm cluster for the tests, from Debian's slurm-wlm and
 # munge: munged, slurmctld and slurmd, every file of theirs (config, keys,
 # sockets, state, logs) under one folder, no systemd, no cgroups, no
-# accounting database, four fake GPUs (File= symlinks to /dev/null).
+# accounting database, four fake GPUs (File= symlinks to /dev/null), each
+# in four shards (gres/shard) for trials that ask for a share of one.
 #
 #   cluster.sh start DIR   installs the packages when missing, starts the
 #                          daemons, waits until the node takes jobs, and
@@ -13,8 +14,8 @@
 # Ended jobs are purged from the controller within seconds (MinJobAge=5),
 # so the tests also see jobs known only to the completion log (sacct -c).
 # Exit 77 from start means Slurm cannot be had here (no packages, no apt):
-# the tests skip. Sizes can be changed with SWEEP_SLURM_CPUS (8) and
-# SWEEP_SLURM_GPUS (4).
+# the tests skip. Sizes can be changed with SWEEP_SLURM_CPUS (8),
+# SWEEP_SLURM_GPUS (4) and SWEEP_SLURM_SHARDS (per GPU, 4; 0: none).
 set -euo pipefail
 
 cmd=${1:-}
@@ -22,6 +23,7 @@ dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|env DIR" >&2; exit 2; }
 cpus=${SWEEP_SLURM_CPUS:-8}
 gpus=${SWEEP_SLURM_GPUS:-4}
+shards=${SWEEP_SLURM_SHARDS:-4}
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 skip() { echo "cluster.sh: $* (the Slurm tests skip)" >&2; exit 77; }
@@ -65,7 +67,8 @@ stop() {
 }
 
 write_config() {
-  local user=$1 ctld_port=$2 slurmd_port=$3 i
+  local user=$1 ctld_port=$2 slurmd_port=$3 i gres=gpu:$gpus
+  [ "$shards" -gt 0 ] && gres="$gres,shard:$((gpus * shards))"
   mkdir -p "$dir/munge" "$dir/ctld" "$dir/spool" "$dir/dev"
   chmod 0711 "$dir" "$dir/munge"
   head -c 1024 /dev/urandom >"$dir/munge.key"
@@ -105,12 +108,16 @@ KillWait=2
 MinJobAge=5
 MessageTimeout=5
 InactiveLimit=0
-GresTypes=gpu
-NodeName=sweepnode NodeAddr=127.0.0.1 NodeHostname=$(hostname) CPUs=$cpus RealMemory=8192 Gres=gpu:$gpus State=UNKNOWN
+GresTypes=gpu,shard
+NodeName=sweepnode NodeAddr=127.0.0.1 NodeHostname=$(hostname) CPUs=$cpus RealMemory=8192 Gres=$gres State=UNKNOWN
 PartitionName=debug Nodes=sweepnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
   if [ "$gpus" -gt 0 ]; then
     echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]" >"$dir/gres.conf"
+    for i in $(seq 0 $((gpus - 1))); do
+      [ "$shards" -gt 0 ] &&
+        echo "Name=shard Count=$shards File=$dir/dev/gpu$i" >>"$dir/gres.conf"
+    done
   else
     : >"$dir/gres.conf"
   fi
