@@ -25,12 +25,10 @@
 #include "sweeps/buf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define POLL_MIN 0.1     /* s between squeues while jobs change */
@@ -164,51 +162,6 @@ static sw_job_event *emit(slurm *sx, sw_job_event_kind kind, attempt *a,
 static char *path_in(const attempt *a, const char *name)
 {
     return sw_aprintf("%s/%s", a->dir, name);
-}
-
-/* Writes `text` to the attempt's file `name` (replacing it). */
-static int write_file(const attempt *a, const char *name, const char *text,
-                      mode_t mode)
-{
-    char *path = path_in(a, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    int error = SW_OK;
-
-    if (fd < 0 || sw_write_all(fd, text, strlen(text)) < 0)
-        error =
-            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    free(path);
-    return error;
-}
-
-/* The job id the attempt's pid file names ("slurm JOBID"): 1, or 0. */
-static int read_job_file(const attempt *a, long long *job)
-{
-    char *path = path_in(a, "pid"), text[64];
-    FILE *f = fopen(path, "re");
-    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-
-    if (f)
-        fclose(f);
-    free(path);
-    text[n] = '\0';
-    return sscanf(text, "slurm %lld", job) == 1 && *job > 0;
-}
-
-/* Says on the trial's stderr what Slurm did to its job, for the user who
- * reads the log of a run that ended otherwise than by its own doing. */
-static void note(const attempt *a, const char *what)
-{
-    char *path = path_in(a, "stderr.log");
-    FILE *f = fopen(path, "ae");
-
-    if (f) {
-        fprintf(f, "sweep: %s\n", what);
-        fclose(f);
-    }
-    free(path);
 }
 
 /* ---- starting commands ---- */
@@ -371,7 +324,7 @@ static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
     }
     msg = a->cancel ? NULL : sw_slurm__machinery_end(j, ran);
     if (msg) {
-        note(a, msg);
+        sw_slurm__note(a->dir, msg);
         emit(sx, SW_JOB_LOST, a, msg);
         return;
     }
@@ -384,7 +337,7 @@ static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
             msg = sw_aprintf("Slurm job %lld ended %s%s%s%s", j->id, j->state,
                              j->reason[0] ? " (" : "", j->reason,
                              j->reason[0] ? ")" : "");
-            note(a, msg);
+            sw_slurm__note(a->dir, msg);
             free(msg);
         }
     }
@@ -401,7 +354,7 @@ static void update(slurm *sx, attempt *a, const sw_slurm__job *j)
         a->ran = true;
     if (j->phase == SW_SLURM_ALIVE && j->pending && a->ran) {
         msg = sw_slurm__machinery_end(j, true); /* requeued */
-        note(a, msg);
+        sw_slurm__note(a->dir, msg);
         a->cancel = 2; /* it must not run again behind the next attempt */
         a->cancel_sent = true;
         send_cancel(sx, a);
@@ -509,7 +462,8 @@ static void found_job(slurm *sx, attempt *a, long long job)
     a->job = job;
     a->state = A_WATCHING;
     snprintf(text, sizeof(text), "slurm %lld\n", job);
-    (void)write_file(a, "pid", text, 0600); /* the store has it too */
+    (void)sw_slurm__write_file(a->dir, "pid", text,
+                               0600); /* the store has it too */
     emit(sx, SW_JOB_STARTED, a, NULL);
     sx->next_poll = sx->now; /* the pending job shows at once */
 }
@@ -629,7 +583,8 @@ static int slurm_launch(sw_executor *ex, const sw_launch *l)
     if (error < 0)
         return error;
     a = add(sx, l->key, l->dir, A_WAITING);
-    if ((error = write_file(a, "slurm-job.sh", job_script, 0700)) < 0) {
+    if ((error = sw_slurm__write_file(a->dir, "slurm-job.sh", job_script,
+                                      0700)) < 0) {
         a->state = A_DONE;
         sw_slurm__strv_free(argv);
         sweep(sx);
@@ -667,7 +622,7 @@ static int slurm_adopt(sw_executor *ex, const char *key, const char *dir,
     }
     a = add(sx, key, dir, handle ? A_WATCHING : A_SEEKING);
     a->job = job;
-    if (!handle && read_job_file(a, &job))
+    if (!handle && sw_slurm__read_job_file(a->dir, &job))
         found_job(sx, a, job);
     sx->wake_now = true;
     return SW_OK;

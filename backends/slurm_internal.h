@@ -124,4 +124,17 @@ char **sw_slurm__job_env(const sw_launch *l);
 
 void sw_slurm__strv_free(char **v);
 
+/* ---- the attempt's folder (slurm_jobs.c) ---- */
+
+/* Writes `text` to dir/name (replacing it, created with `mode`). */
+int sw_slurm__write_file(const char *dir, const char *name, const char *text,
+                         mode_t mode);
+
+/* The job id dir/pid names ("slurm JOBID"): 1, or 0 when there is none. */
+int sw_slurm__read_job_file(const char *dir, long long *job);
+
+/* Appends "sweep: WHAT" to dir/stderr.log: what Slurm did to the job, for
+ * the user who reads the log of a run that did not end by itself. */
+void sw_slurm__note(const char *dir, const char *what);
+
 #endif

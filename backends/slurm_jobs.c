@@ -8,16 +8,23 @@
  * of memory or was cancelled while it ran, ended as its trial did; a node
  * failure, a preemption, a requeue or a cancel before it ever started is
  * Slurm's doing, and the executor reports those as lost attempts with
- * Slurm's word for what happened.
+ * Slurm's word for what happened, also in the run's stderr.log.
+ *
+ * In the attempt's folder the executor keeps the job script and the job
+ * id (`pid`: "slurm JOBID", put aside by the engine before the next
+ * attempt), so a job is found again even when its handle never reached
+ * the store.
  */
 #include "backends/slurm_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -291,4 +298,45 @@ char **sw_slurm__job_env(const sw_launch *l)
         if (!submitters(l->env[i]) && !replaced(l->env[i], l->env + i + 1))
             push(&v, &n, &cap, sw_strdup(l->env[i]));
     return v ? v : sw_calloc(1, sizeof(*v));
+}
+
+int sw_slurm__write_file(const char *dir, const char *name, const char *text,
+                         mode_t mode)
+{
+    char *path = sw_aprintf("%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int error = SW_OK;
+
+    if (fd < 0 || sw_write_all(fd, text, strlen(text)) < 0)
+        error =
+            sw_error_set(SW_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return error;
+}
+
+int sw_slurm__read_job_file(const char *dir, long long *job)
+{
+    char *path = sw_aprintf("%s/pid", dir), text[64];
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+    if (f)
+        fclose(f);
+    free(path);
+    text[n] = '\0';
+    return sscanf(text, "slurm %lld", job) == 1 && *job > 0;
+}
+
+void sw_slurm__note(const char *dir, const char *what)
+{
+    char *path = sw_aprintf("%s/stderr.log", dir);
+    FILE *f = fopen(path, "ae");
+
+    if (f) {
+        fprintf(f, "sweep: %s\n", what);
+        fclose(f);
+    }
+    free(path);
 }
