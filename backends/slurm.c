@@ -67,6 +67,8 @@ typedef struct {
     bool missing;        /* squeue no longer knows it: sacct is asked */
     bool asking;         /* a sacct or a seek runs for it */
     bool polled;         /* in the squeue that runs */
+    bool launched;       /* A_SEEKING after its sbatch did not answer: it is
+                            answered as a launch */
     char state_seen[32]; /* what squeue said last */
     int cancel;          /* 0, or 1 gentle / 2 forced, asked for */
     bool cancel_sent;    /* since the last ask */
@@ -493,6 +495,10 @@ static void on_find(slurm *sx, sw_slurm__cmd *c, attempt *a)
         lines(c->stdout_buf.ptr, find_line, sx, &best);
     if (best > 0)
         found_job(sx, a, best);
+    else if (a->launched) /* an sbatch that did not answer in time */
+        emit(sx, SW_JOB_START_FAILED, a,
+             sw_strdup("sbatch did not answer in time, and no job of this "
+                       "run is queued"));
     else
         emit(sx, SW_JOB_NOT_STARTED, a, NULL);
 }
@@ -503,6 +509,12 @@ static void on_sbatch(slurm *sx, sw_slurm__cmd *c, attempt *a)
     char *end;
     long long job;
 
+    if (sw_slurm__cmd_exit(c) < 0) {
+        /* killed past CMD_LIMIT: it may have submitted the job anyway */
+        a->launched = true;
+        a->state = A_SEEKING;
+        return;
+    }
     errno = 0;
     job = strtoll(out, &end, 10);
     if (sw_slurm__cmd_exit(c) != 0 || errno || end == out || job <= 0 ||

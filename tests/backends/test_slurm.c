@@ -301,6 +301,7 @@ static int setup(void **state)
         fprintf(o,
                 "#!/bin/sh\nn=%s\necho \"$n $*\" >> \"$FAKE_SLURM/calls.log\"\n"
                 "[ $n = sbatch ] && env > \"$FAKE_SLURM/sbatch.env\"\n"
+                "[ -f \"$FAKE_SLURM/$n.hang\" ] && exec sleep 600\n"
                 "cat \"$FAKE_SLURM/$n.out\" 2>/dev/null\n"
                 "cat \"$FAKE_SLURM/$n.err\" >&2 2>/dev/null\n"
                 "exit $(cat \"$FAKE_SLURM/$n.rc\" 2>/dev/null || echo 0)\n",
@@ -509,6 +510,23 @@ static void test_failed_submit(void **state)
     sw_job_event_dispose(&ev);
 }
 
+/* An sbatch that does not answer is killed; the job it may have
+ * submitted is found by the run's name. */
+static void test_sbatch_that_hangs(void **state)
+{
+    fake *f = *state;
+    sw_launch l = a_launch(f->run);
+    sw_job_event ev;
+
+    put(f, "sbatch.hang", "");
+    put(f, "squeue.out", "47|PENDING|Priority|0|s-1|\n");
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_STARTED);
+    assert_string_equal(ev.handle, "47");
+    sw_job_event_dispose(&ev);
+}
+
 /* A share of a GPU: shards where the nodes have them, else refused. */
 static void test_share_of_a_gpu(void **state)
 {
@@ -561,6 +579,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failed_submit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_of_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sbatch_that_hangs, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
