@@ -36,6 +36,9 @@
 #define CMD_LIMIT 120.0  /* s a Slurm command may take before it is killed */
 #define CANCEL_AGAIN 5.0 /* s after which a cancel not yet seen is resent */
 #define MAX_SUBMIT 4     /* sbatch processes at once */
+#define NEVER_GRACE                                                            \
+    3.0 /* s a job must wait for a reason that never ends                      \
+           before it is given up (Slurm may revise it) */
 
 #define SQUEUE_FORMAT "JobID:0|,State:0|,Reason:0|,exit_code:0|,Name:0|"
 
@@ -70,6 +73,8 @@ typedef struct {
     bool launched;       /* A_SEEKING after its sbatch did not answer: it is
                             answered as a launch */
     char state_seen[32]; /* what squeue said last */
+    bool never;          /* squeue says it can never start... */
+    double never_since;  /* ...since then */
     int cancel;          /* 0, or 1 gentle / 2 forced, asked for */
     bool cancel_sent;    /* since the last ask */
     double cancel_at;    /* when the last scancel went */
@@ -346,6 +351,31 @@ static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
     emit(sx, SW_JOB_ENDED, a, NULL)->exit = x;
 }
 
+/* A job pending for a reason that time will not change, for NEVER_GRACE
+ * (Slurm may revise its first reason): cancelled, and a failed attempt,
+ * said in its log, rather than a job waiting forever. */
+static void give_up_pending(slurm *sx, attempt *a, const sw_slurm__job *j)
+{
+    char *msg = j->pending && !a->cancel ? sw_slurm__never_starts(j) : NULL;
+
+    if (!msg) {
+        a->never = false;
+        return;
+    }
+    if (!a->never) {
+        a->never = true;
+        a->never_since = sx->now;
+    }
+    if (sx->now >= a->never_since + NEVER_GRACE) {
+        sw_slurm__note(a->dir, msg);
+        a->cancel = 2;
+        a->cancel_sent = true;
+        send_cancel(sx, a);
+        emit(sx, SW_JOB_ENDED, a, NULL)->exit = (sw_exit){false, 0, SIGKILL};
+    }
+    free(msg);
+}
+
 /* A job squeue or sacct spoke of, for the attempt watching it. */
 static void update(slurm *sx, attempt *a, const sw_slurm__job *j)
 {
@@ -365,6 +395,8 @@ static void update(slurm *sx, attempt *a, const sw_slurm__job *j)
     }
     if (j->phase == SW_SLURM_ENDED)
         end_job(sx, a, j);
+    else
+        give_up_pending(sx, a, j);
 }
 
 static attempt *watching(slurm *sx, long long job)
@@ -813,7 +845,7 @@ int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args)
         slurm_free(&sx->base);
         return error;
     }
-    sx->run.keep_kind = K_SBATCH;
+    sx->run.keep_kinds = 1u << K_SBATCH | 1u << K_SCANCEL;
     *out = &sx->base;
     return SW_OK;
 }

@@ -63,9 +63,9 @@ void sw_slurm__runner_dispose(sw_slurm__runner *r)
 
         close_pipe(r, &c->out);
         close_pipe(r, &c->err);
-        /* an sbatch is left to finish: killed, it could leave a job
-         * that nothing knows of; its job is found by name on resume */
-        if (!c->reaped && c->kind != r->keep_kind) {
+        /* an sbatch or an scancel is left to finish: killed, it could
+         * leave a job that nothing knows of, or one that should not run */
+        if (!c->reaped && !(r->keep_kinds & (1u << c->kind))) {
             kill(c->pid, SIGKILL);
             while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
                 ;

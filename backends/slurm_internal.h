@@ -35,12 +35,13 @@ typedef struct {
     int epfd; /* readable while some command has output or has ended */
     sw_slurm__cmd **cmds;
     size_t n, cap;
-    int keep_kind; /* commands of this kind outlive the runner */
+    unsigned keep_kinds; /* commands of kind K (bit 1 << K) outlive the
+                            runner */
 } sw_slurm__runner;
 
 int sw_slurm__runner_init(sw_slurm__runner *r);
-/* Kills and reaps the commands still running, except those of kind
- * `keep_kind`, which are left to finish on their own. */
+/* Kills and reaps the commands still running, except those of the kinds
+ * in `keep_kinds`, which are left to finish on their own. */
 void sw_slurm__runner_dispose(sw_slurm__runner *r);
 
 /* Starts argv (argv[0] searched in PATH) with environment `envp` (NULL:
@@ -103,6 +104,11 @@ void sw_slurm__classify(sw_slurm__job *j);
  * preemption, a cancel before it started, a requeue): allocated, or NULL
  * when `j` ended as its trial did. */
 char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran);
+
+/* The message for a pending job that can never start (its reason is a
+ * limit its request is beyond, such as PartitionTimeLimit): allocated,
+ * or NULL when it may yet start. */
+char *sw_slurm__never_starts(const sw_slurm__job *j);
 
 /* The arguments of `sbatch` for launch `l`: the executor's fixed ones
  * (--parsable, --no-requeue, --gres=gpu:N for whole GPUs), the user's

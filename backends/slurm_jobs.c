@@ -174,6 +174,40 @@ char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran)
     return NULL;
 }
 
+/* Pending reasons that the passing of time does not change: the request
+ * is beyond what its partition, QoS or account allows a job. */
+static const char *const never[][2] = {
+    {"PartitionTimeLimit", "its time limit is above its partition's"},
+    {"PartitionNodeLimit", "it asks for more nodes than its partition has"},
+    {"PartitionConfig", "its partition cannot run it as asked"},
+    {"BadConstraints", "no node has what it asks for"},
+    {"InvalidAccount", "its account is not valid"},
+    {"InvalidQOS", "its QoS is not valid"},
+    {"DependencyNeverSatisfied", "it depends on a job that failed"},
+    {"QOSMaxWallDurationPerJobLimit", "its time limit is above its QoS's"},
+    {"AssocMaxWallDurationPerJobLimit", "its time limit is above its "
+                                        "account's"},
+    {"QOSMaxGRESPerJob", "it asks for more GPUs than its QoS allows a job"},
+    {"AssocMaxGRESPerJob", "it asks for more GPUs than its account allows "
+                           "a job"},
+    {"QOSMaxCpuPerJobLimit", "it asks for more CPUs than its QoS allows a "
+                             "job"},
+    {"AssocMaxCpuPerJobLimit", "it asks for more CPUs than its account "
+                               "allows a job"},
+};
+
+char *sw_slurm__never_starts(const sw_slurm__job *j)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+        if (strcmp(j->reason, never[i][0]) == 0)
+            return sw_aprintf("Slurm job %lld can never start (%s: %s); it "
+                              "was cancelled",
+                              j->id, j->reason, never[i][1]);
+    return NULL;
+}
+
 /* Appends the `gres` request for whole GPUs; a share of one is the
  * caller's (sw_slurm__shard_request, once the cluster's shards are
  * known). */

@@ -510,6 +510,40 @@ static void test_failed_submit(void **state)
     sw_job_event_dispose(&ev);
 }
 
+/* Pending for a reason time will not change: given up after a grace,
+ * cancelled, a failed attempt, said in its log. */
+static void test_job_that_can_never_start(void **state)
+{
+    fake *f = *state;
+    sw_job_event ev;
+    char *text;
+
+    put(f, "squeue.out", "48|PENDING|PartitionTimeLimit|0|s-1|\n");
+    assert_int_equal(sw_executor_adopt(f->ex, "s-1", f->run, "48"), 0);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_ENDED);
+    assert_false(ev.exit.exited);
+    assert_int_equal(ev.exit.signal, SIGKILL);
+    sw_job_event_dispose(&ev);
+    text = get(f, "run/stderr.log");
+    assert_non_null(strstr(text, "Slurm job 48 can never start "
+                                 "(PartitionTimeLimit: its time limit is "
+                                 "above its partition's)"));
+    free(text);
+    sw_executor_free(f->ex); /* the scancel is left to finish */
+    f->ex = NULL;
+    for (int i = 0; i < 100; i++) {
+        text = get(f, "calls.log");
+        if (strstr(text, "scancel 48"))
+            break;
+        free(text);
+        text = NULL;
+        usleep(20000);
+    }
+    assert_non_null(text);
+    free(text);
+}
+
 /* An sbatch that does not answer is killed; the job it may have
  * submitted is found by the run's name. */
 static void test_sbatch_that_hangs(void **state)
@@ -580,6 +614,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_submit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_of_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sbatch_that_hangs, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_job_that_can_never_start, setup,
                                         teardown),
     };
 

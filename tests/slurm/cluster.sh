@@ -11,6 +11,7 @@
 #   cluster.sh stop DIR    stops the daemons by their pids (never by name)
 #   cluster.sh env DIR     prints SLURM_CONF=... for a running cluster
 #
+# A second partition, `short`, takes jobs of at most a minute.
 # Ended jobs are purged from the controller within seconds (MinJobAge=5),
 # so the tests also see jobs known only to the completion log (sacct -c).
 # Exit 77 from start means Slurm cannot be had here (no packages, no apt):
@@ -111,6 +112,7 @@ InactiveLimit=0
 GresTypes=gpu,shard
 NodeName=sweepnode NodeAddr=127.0.0.1 NodeHostname=$(hostname) CPUs=$cpus RealMemory=8192 Gres=$gres State=UNKNOWN
 PartitionName=debug Nodes=sweepnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+PartitionName=short Nodes=sweepnode MaxTime=1 State=UP OverSubscribe=NO
 CONF
   if [ "$gpus" -gt 0 ]; then
     echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]" >"$dir/gres.conf"
@@ -134,7 +136,7 @@ daemon() {
 wait_for() {
   local what=$1 i
   shift
-  for i in $(seq 100); do
+  for i in $(seq 300); do
     "$@" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
@@ -143,7 +145,8 @@ wait_for() {
 
 node_ready() {
   local state
-  state=$(sinfo -h -N -n sweepnode -o %T 2>/dev/null) || return 1
+  # one line a partition the node is in
+  state=$(sinfo -h -N -n sweepnode -p debug -o %T 2>/dev/null) || return 1
   case "$state" in
     idle|mixed|allocated) return 0 ;;
     drain*|inval*) scontrol update nodename=sweepnode state=resume >/dev/null 2>&1; return 1 ;;

@@ -234,8 +234,27 @@ static void test_gpu_requests_are_honoured(void **state)
     sw_h_dispose(&h);
 }
 
+/* The only run's stderr.log holds `text`. */
+static void expect_in_run_log(const sw_h *h, const char *text)
+{
+    char *ids = query(h, "select id from runs"), *id, *path, *log;
+
+    id = strchr(ids, '\n') + 1;
+    id[strcspn(id, "\r\n")] = '\0';
+    path = sw_aprintf("%s/runs/%s/stderr.log", h->home, id);
+    log = sw_test_slurp(path, NULL);
+    assert_non_null(log);
+    if (!strstr(log, text))
+        fail_msg("%s does not say '%s':\n%s", path, text, log);
+    free(log);
+    free(path);
+    free(ids);
+}
+
 /* 5 GPUs on a node of 4: refused at submit time, said, never pending
- * (a share where no node has shards: tests/backends/test_slurm.c). */
+ * (a share where no node has shards: tests/backends/test_slurm.c); a
+ * time limit above the partition's, which sbatch takes: cancelled as soon
+ * as Slurm says why it waits, and said in the run's log. */
 static void test_impossible_requests_are_refused(void **state)
 {
     sw_h h;
@@ -256,6 +275,24 @@ static void test_impossible_requests_are_refused(void **state)
                                  "available"));
     free(text);
     free(err);
+    free(file);
+    /* accepted by sbatch, but pending for a reason time will not change:
+     * a time limit above the partition's */
+    sw_test_rm_tree(h.home);
+    file = gpu_sweep(&h, "0", "1");
+    const char *run_short[] = {"run",
+                               file,
+                               "--quiet",
+                               "--backend",
+                               "slurm",
+                               "--slurm-arg=--partition=short",
+                               "--slurm-arg=--time=5",
+                               NULL};
+    assert_int_equal(sw_h_run(&h, run_short, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed'"),
+                     1);
+    expect_in_run_log(&h, "can never start (Partition");
     free(file);
     sw_h_dispose(&h);
 }
@@ -327,7 +364,7 @@ static void test_scancel_from_outside_is_retried(void **state)
 static void test_node_failure_reruns_the_trial(void **state)
 {
     sw_h h;
-    char *file, *job, *ids, *path, *log;
+    char *file, *job;
     pid_t pid;
 
     (void)state;
@@ -351,15 +388,7 @@ static void test_node_failure_reruns_the_trial(void **state)
                                     "= 'finished' and attempts = 2 and "
                                     "lost = 1"),
                      1);
-    ids = query(&h, "select id from runs");
-    ids[strcspn(ids, "\n") + 1 + strcspn(strchr(ids, '\n') + 1, "\r\n")] = '\0';
-    path = sw_aprintf("%s/runs/%s/stderr.log", h.home, strchr(ids, '\n') + 1);
-    log = sw_test_slurp(path, NULL);
-    assert_non_null(log);
-    assert_non_null(strstr(log, "ended NODE_FAIL: its node failed"));
-    free(log);
-    free(path);
-    free(ids);
+    expect_in_run_log(&h, "ended NODE_FAIL: its node failed");
     free(job);
     free(file);
     sw_h_dispose(&h);
