@@ -26,7 +26,12 @@ cpus=${SWEEP_SLURM_CPUS:-8}
 gpus=${SWEEP_SLURM_GPUS:-4}
 shards=${SWEEP_SLURM_SHARDS:-4}
 
-die() { echo "cluster.sh: $*" >&2; exit 1; }
+# A start that fails stops what it started.
+die() {
+  echo "cluster.sh: $*" >&2
+  [ "${starting:-0}" = 1 ] && stop
+  exit 1
+}
 skip() { echo "cluster.sh: $* (the Slurm tests skip)" >&2; exit 77; }
 
 install_packages() {
@@ -162,6 +167,7 @@ start() {
   install_packages
   stop # a cluster left behind in this folder
   user=$(id -un)
+  starting=1
   write_config "$user" "$(free_port)" "$(free_port)"
   export SLURM_CONF=$dir/slurm.conf
   daemon "$dir/munged.pid" "$dir/munged.out" munged -F --force \
@@ -173,6 +179,7 @@ start() {
   wait_for slurmctld scontrol ping
   daemon "$dir/slurmd.pid" "$dir/slurmd.out" slurmd -D -N sweepnode -f "$SLURM_CONF"
   wait_for "the node" node_ready
+  starting=0
   echo "SLURM_CONF=$SLURM_CONF"
 }
 

@@ -28,6 +28,18 @@
 #include "testutil.h"
 
 static char cluster[] = "/tmp/sweep-slurm-XXXXXX";
+static pid_t background; /* a `sweep` a test started, killed if it fails */
+
+static int kill_background(void **state)
+{
+    (void)state;
+    if (background > 0) {
+        kill(background, SIGKILL);
+        sw_h_wait(background, 10);
+    }
+    background = 0;
+    return 0;
+}
 
 /* Runs `cmd` through the shell (tests only): its stdout, or NULL. */
 static char *sh(const char *cmd)
@@ -331,6 +343,7 @@ static char *running_job(const sw_h *h, double secs)
  * signal, and the run goes again (retries: 1) and finishes. */
 static void test_scancel_from_outside_is_retried(void **state)
 {
+    int rc;
     sw_h h;
     char *file, *job, *cmd;
     pid_t pid;
@@ -343,12 +356,14 @@ static void test_scancel_from_outside_is_retried(void **state)
                      "sleep 60; echo done']\n"
                      "parameters:\n  i: {value: 1}\n");
     const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
-    pid = sw_h_start(&h, run);
+    pid = background = sw_h_start(&h, run);
     job = running_job(&h, 30);
     assert_non_null(job);
     cmd = sw_aprintf("scancel %s", job);
     assert_int_equal(sh_status(cmd), 0);
-    assert_int_equal(sw_h_wait(pid, 60), 0);
+    rc = sw_h_wait(pid, 60);
+    background = 0;
+    assert_int_equal(rc, 0);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'finished' and attempts = 2"),
                      1);
@@ -363,6 +378,7 @@ static void test_scancel_from_outside_is_retried(void **state)
  * stderr.log), and the run goes again without using a retry. */
 static void test_node_failure_reruns_the_trial(void **state)
 {
+    int rc;
     sw_h h;
     char *file, *job;
     pid_t pid;
@@ -375,7 +391,7 @@ static void test_node_failure_reruns_the_trial(void **state)
                      "sleep 60; echo done']\n"
                      "parameters:\n  i: {value: 1}\n");
     const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
-    pid = sw_h_start(&h, run);
+    pid = background = sw_h_start(&h, run);
     job = running_job(&h, 30);
     assert_non_null(job);
     assert_int_equal(sh_status("scontrol update nodename=sweepnode "
@@ -383,7 +399,9 @@ static void test_node_failure_reruns_the_trial(void **state)
                      0);
     nap(1);
     sh_status("scontrol update nodename=sweepnode state=resume");
-    assert_int_equal(sw_h_wait(pid, 60), 0);
+    rc = sw_h_wait(pid, 60);
+    background = 0;
+    assert_int_equal(rc, 0);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'finished' and attempts = 2 and "
                                     "lost = 1"),
@@ -438,7 +456,7 @@ static void test_resume_after_sigkill_adopts_jobs(void **state)
     const char *run[] = {"run",       file,    "--quiet",
                          "--backend", "slurm", "--slurm-arg=--cpus-per-task=4",
                          NULL};
-    pid = sw_h_start(&h, run);
+    pid = background = sw_h_start(&h, run);
     for (waited = 0; waited < 30; waited += 0.1, nap(0.1)) {
         out = sh("squeue -h -t pending,running -o %T | sort | uniq -c | "
                  "tr -s ' \\n' ' '");
@@ -451,6 +469,7 @@ static void test_resume_after_sigkill_adopts_jobs(void **state)
     assert_true(waited < 30);
     kill(pid, SIGKILL);
     sw_h_wait(pid, 10);
+    background = 0;
     /* until the controller has forgotten some (MinJobAge): their ends
      * are then only in the completion log */
     names = query(&h, "select group_concat(id) from runs");
@@ -529,9 +548,12 @@ int main(void)
         cmocka_unit_test(test_same_results_as_local),
         cmocka_unit_test(test_gpu_requests_are_honoured),
         cmocka_unit_test(test_impossible_requests_are_refused),
-        cmocka_unit_test(test_scancel_from_outside_is_retried),
-        cmocka_unit_test(test_node_failure_reruns_the_trial),
-        cmocka_unit_test(test_resume_after_sigkill_adopts_jobs),
+        cmocka_unit_test_teardown(test_scancel_from_outside_is_retried,
+                                  kill_background),
+        cmocka_unit_test_teardown(test_node_failure_reruns_the_trial,
+                                  kill_background),
+        cmocka_unit_test_teardown(test_resume_after_sigkill_adopts_jobs,
+                                  kill_background),
         cmocka_unit_test(test_early_stopping_through_the_metrics_server),
     };
     char *cmd, *conf;
