@@ -239,5 +239,7 @@ int main(int argc, char **argv)
     printf("%-26s %10.0fms %10.0fms\n", "per trial at parallel 8",
            bare_wall / TRIALS * PARALLEL * 1e3,
            sweep_wall / TRIALS * PARALLEL * 1e3);
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    run(rm, NULL, 0);
     return 0;
 }
