@@ -314,9 +314,9 @@ static int signal_group(const attempt *a, int sig)
 static void lost(local *lx, attempt *a)
 {
     emit(lx, SW_JOB_LOST, a,
-         sw_aprintf("attempt in '%s' is lost: its supervisor (pid %d) "
-                    "ended without recording how the trial ended",
-                    a->dir, (int)a->pid));
+         sw_aprintf("its supervisor (pid %d) ended without recording how "
+                    "the trial in '%s' ended",
+                    (int)a->pid, a->dir));
     a->state = A_DONE;
 }
 

@@ -204,12 +204,17 @@ static size_t capacity(const sw_engine_gpus *g)
 
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
 {
-    sw_engine_gpus *g = sw_calloc(1, sizeof(*g));
+    sw_engine_gpus *g;
     const sw_resources *res = &e->spec->resources;
     bool gpu;
     sw_buf why = SW_BUF_INIT;
     int error;
 
+    /* On Slurm the cluster places trials on its nodes' GPUs (--gres),
+     * not this machine's: nothing to pack here. */
+    if (e->ex && strcmp(sw_executor_name(e->ex), "slurm") == 0)
+        return SW_OK;
+    g = sw_calloc(1, sizeof(*g));
     sw_gpus_init(&g->inv);
     sw_gpus_init(&g->sample.inv);
     g->res = *res;

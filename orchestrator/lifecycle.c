@@ -541,19 +541,21 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
     give_up_if_all_failed(e, s);
 }
 
-/* A lost attempt: its trial did not fail, the machinery around it did.
- * The run goes again without using a retry, MAX_LOST times. */
-static void lost_attempt(sw_engine *e, sw_slot *s)
+/* A lost attempt: its trial did not fail, the machinery around it did
+ * (`why`, the executor's word: a supervisor that died, a Slurm node that
+ * failed). The run goes again without using a retry, MAX_LOST times. */
+static void lost_attempt(sw_engine *e, sw_slot *s, const char *why)
 {
+    why = why && *why ? why : "its supervisor died";
+    free(s->rec.reason);
     s->rec.lost++;
     if (s->rec.lost <= MAX_LOST) {
-        set_str(&s->rec.reason, "lost: its supervisor died");
+        s->rec.reason = sw_aprintf("lost: %s", why);
         s->rec.state = SW_RUN_PENDING;
         return;
     }
-    free(s->rec.reason);
-    s->rec.reason = sw_aprintf("lost %lld times: its supervisor died",
-                               (long long)s->rec.lost);
+    s->rec.reason =
+        sw_aprintf("lost %lld times: %s", (long long)s->rec.lost, why);
     s->rec.state = SW_RUN_FAILED;
     e->failed++;
     e->failed_here++;
@@ -592,7 +594,7 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
         set_str(&s->rec.reason, NULL);
         e->done++;
     } else if (how == END_LOST && !timeout) {
-        lost_attempt(e, s);
+        lost_attempt(e, s, msg);
     } else {
         failed_attempt(e, s, x, how, msg);
     }

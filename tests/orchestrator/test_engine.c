@@ -492,7 +492,7 @@ static void test_always_lost_fails_in_the_end(void **state)
     assert_int_equal(drive(f), SW_OK);
     sw_run_rec r = get_run(f, 1);
     assert_string_equal(sw_run_state_name(r.state), "failed");
-    assert_string_equal(r.reason, "lost 4 times: its supervisor died");
+    assert_string_equal(r.reason, "lost 4 times: fake: its supervisor died");
     assert_int_equal(r.attempts, 4);
     sw_run_rec_dispose(&r);
 }
