@@ -25,6 +25,7 @@
  * attempt is committed, so a resume counts them again.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,24 @@ static void learn_from_end(sw_engine *e, const sw_slot *s)
 
     if (g->res.gpu_memory_auto && g->learned == 0 && s->gpus->peak > 0)
         relearn(e, s->gpus->peak, s->rec.id);
+}
+
+double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s)
+{
+    const sw_pack_grant *grant;
+    const sw_gpu_device *d;
+    double held = 0;
+    size_t i;
+
+    if (!e->gpus || !s->gpus)
+        return 0;
+    grant = &s->gpus->grant;
+    for (i = 0; i < grant->n; i++) {
+        d = &e->gpus->inv.devices[grant->devices[i]];
+        held += (d->mig >= 0 ? (double)d->slices / SW_GPUS_MAX_SLICES : 1.0) *
+                fmin(1.0, (double)grant->share / SW_PACK_UNIT);
+    }
+    return held;
 }
 
 void sw_engine__gpus_release(sw_engine *e, sw_slot *s)

@@ -290,7 +290,9 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
  *     gpus_recall() learns again what `gpu_memory: auto` had given a
  *     run of the store (resume.c, for every run);
  *   - gpus_pump() starts due NVML readings, at gpus_wake(); gpus_busy()
- *     while one is in flight. */
+ *     while one is in flight;
+ *   - gpus_held() is how many GPUs the slot holds: devices x share, a
+ *     MIG slice counted as its slices' fraction of its GPU (0: none). */
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
 size_t sw_engine__gpus_parallel(const sw_engine *e);
 void sw_engine__gpus_report(const sw_engine *e); /* one line on stdout */
@@ -305,6 +307,12 @@ void sw_engine__gpus_pump(sw_engine *e);
 double sw_engine__gpus_wake(const sw_engine *e);
 bool sw_engine__gpus_busy(const sw_engine *e);
 void sw_engine__gpus_free(sw_engine *e);
+double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s);
+
+/* attempts.c: records the attempt of `s` as it ended (after finish()
+ * decided what it means for its run); `started` is false for an attempt
+ * that could not be started. */
+int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

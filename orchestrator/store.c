@@ -116,6 +116,17 @@ static const struct {
      * --backend slurm --slurm-arg ARG...`, a JSON array), so `sweep
      * resume` submits its jobs as `sweep run` did */
     {9, "ALTER TABLE sweeps ADD COLUMN backend_args TEXT;"},
+    /* `sweep report`: every attempt of a run as it ended (runs keep only
+     * the last), with the GPU share it held, so the GPU time of failed
+     * and retried attempts is counted (store_report.c) */
+    {10, "CREATE TABLE attempts ("
+         " run_id TEXT NOT NULL REFERENCES runs (id),"
+         " attempt INTEGER NOT NULL, started_at REAL, ended_at REAL,"
+         " outcome TEXT NOT NULL CHECK (outcome IN ('finished', 'failed',"
+         " 'timeout', 'lost', 'stopped', 'canceled', 'not started')),"
+         " reason TEXT, exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0,"
+         " gpus TEXT, gpu REAL NOT NULL DEFAULT 0,"
+         " PRIMARY KEY (run_id, attempt));"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

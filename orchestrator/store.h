@@ -224,6 +224,49 @@ typedef int (*sw_store_holder_fn)(void *ctx, const char *run_id,
                                   const char *gpus_json);
 int sw_store_gpu_holders(sw_store *st, sw_store_holder_fn fn, void *ctx);
 
+/* One attempt of a run, as it ended (the `attempts` table,
+ * store_report.c): runs keep only their last attempt. */
+typedef struct {
+    char *run_id;
+    int64_t attempt;             /* 1, 2, ...: runs.attempts then */
+    double started_at, ended_at; /* unix seconds */
+    char *outcome; /* "finished", "failed", "timeout", "lost", "stopped",
+                      "canceled", "not started" */
+    char *reason;  /* runs.reason then; NULL: none */
+    bool has_exit;
+    int exit_code; /* when has_exit */
+    int signal;    /* 0, or the signal that ended it */
+    char *gpus;    /* runs.gpus then: its devices; NULL: CPU only */
+    double gpu;    /* GPUs it held: devices x share, a MIG slice counted
+                      as its fraction of its GPU; 0: none */
+} sw_attempt_rec;
+
+void sw_attempt_rec_dispose(sw_attempt_rec *r);
+
+/* Records (or records again, replacing it) attempt a->attempt of its
+ * run. */
+int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a);
+/* The recorded attempts of a sweep's runs, by run idx then attempt; the
+ * caller disposes each and frees *out. */
+int sw_store_list_attempts(sw_store *st, const char *sweep_id,
+                           sw_attempt_rec **out, size_t *n);
+
+/* Every value of metric `name` of a sweep's runs, in the order they were
+ * recorded: `fn` gets the run's id (valid during the call), its step
+ * (-1: none), the value (has_value false: NaN) and its time. A non-zero
+ * answer of `fn` stops the walk and is returned. */
+typedef int (*sw_store_point_fn)(void *ctx, const char *run_id, int64_t step,
+                                 bool has_value, double value, double time);
+int sw_store_sweep_points(sw_store *st, const char *sweep_id, const char *name,
+                          sw_store_point_fn fn, void *ctx);
+
+/* What gpu_samples hold of a sweep: `fn` is called once per device
+ * sampled (its key, and whether it is a MIG slice), and *util is the
+ * mean of every utilisation sample (NaN when there is none). */
+typedef int (*sw_store_device_fn)(void *ctx, const char *device, bool mig);
+int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
+                             sw_store_device_fn fn, void *ctx, double *util);
+
 /* The limits of one sw_store_query (docs/cli.md): the time it may run
  * by default, and the most memory one string or blob may take. */
 #define SW_STORE_QUERY_TIMEOUT_S 10.0

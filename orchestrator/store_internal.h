@@ -2,7 +2,8 @@
  * store_internal.h - what the store's files share: the store's state
  * and its lock timeout. store.c is the system of record (open, migrations,
  * sweeps, runs, metrics); store_query.c is the read-only query guard;
- * store_export.c records what exports sent.
+ * store_export.c records what exports sent; store_report.c the attempts
+ * and what `sweep report` reads.
  * Nothing outside the store includes this header (nor <sqlite3.h>).
  */
 #ifndef SW_STORE_INTERNAL_H

@@ -225,16 +225,17 @@ static void test_create_and_reopen(void **state)
     char *before = q(f->st, schema);
     sw_store *r;
 
-    assert_string_equal(before, "exports,exports_key,"
+    assert_string_equal(before, "attempts,exports,exports_key,"
                                 "gpu_samples,gpu_samples_sweep_time,"
                                 "metrics,metrics_run_step,runs,"
+                                "sqlite_autoindex_attempts_1,"
                                 "sqlite_autoindex_runs_1,"
                                 "sqlite_autoindex_runs_2,"
                                 "sqlite_autoindex_sweeps_1,sweeps,"
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 9);
+    assert_int_equal(user_version(f->path), 10);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1114,6 +1115,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     sw_store_close(f->st);
     f->st = NULL;
     raw_exec(f->path,
+             "DROP TABLE attempts;"
              "DROP TABLE exports;"
              "ALTER TABLE sweeps DROP COLUMN backend_args;"
              "ALTER TABLE sweeps DROP COLUMN backend;"

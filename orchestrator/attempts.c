@@ -1,0 +1,58 @@
+/*
+ * attempts.c - the record of every attempt's end (the `attempts` table),
+ * for `sweep report`: runs keep only their last attempt, and the GPU
+ * time of a failed attempt that was retried is counted from here.
+ *
+ * Called by finish() (lifecycle.c) once it has decided what the end
+ * means for the run, so the outcome follows from the run's record: the
+ * state it went to, and why. The row is keyed by (run, attempt), so an
+ * end recorded twice (a resume that finds it again) is one row.
+ */
+#include <string.h>
+
+#include "orchestrator/engine_internal.h"
+
+/* What the attempt came to, as finish() decided it: the run's state for
+ * an end that was final or a retry, the reason for a failed one
+ * (failure_reason() in lifecycle.c words them). */
+static const char *outcome(const sw_slot *s, bool started)
+{
+    const char *why = s->rec.reason ? s->rec.reason : "";
+
+    switch (s->rec.state) {
+    case SW_RUN_FINISHED:
+        return "finished";
+    case SW_RUN_STOPPED:
+        return "stopped";
+    case SW_RUN_CANCELED:
+        return "canceled";
+    default:
+        break;
+    }
+    if (!started)
+        return "not started";
+    if (s->why && strcmp(s->why, "timeout") == 0)
+        return "timeout";
+    if (strncmp(why, "lost", 4) == 0)
+        return "lost";
+    return "failed";
+}
+
+int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started)
+{
+    sw_attempt_rec a;
+
+    memset(&a, 0, sizeof(a));
+    a.run_id = s->rec.id;
+    a.attempt = s->rec.attempts;
+    a.started_at = s->rec.started_at;
+    a.ended_at = s->rec.ended_at;
+    a.outcome = (char *)outcome(s, started);
+    a.reason = s->rec.reason;
+    a.has_exit = s->rec.has_exit;
+    a.exit_code = s->rec.exit_code;
+    a.signal = s->rec.signal;
+    a.gpus = s->rec.gpus;
+    a.gpu = sw_engine__gpus_held(e, s);
+    return sw_store_put_attempt(e->st, &a);
+}
