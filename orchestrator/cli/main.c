@@ -22,6 +22,8 @@ static const sw_cli_command commands[] = {
     {"show", sw_cmd_show, "RUN", "one run: params, state, git, metrics"},
     {"best", sw_cmd_best, "[SWEEP] [--top N]",
      "the best runs by the sweep's metric"},
+    {"report", sw_cmd_report, "[SWEEP] [--price USD] [--json] [--plot F.svg]",
+     "GPU time used, idle, saved by stopping, lost to failures; its cost"},
     {"query", sw_cmd_query, "SQL [--json|--csv]",
      "read-only SQL over the store"},
     {"gpus", sw_cmd_gpus, "[FILE] [--gpus SPEC] [--json]",

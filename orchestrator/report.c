@@ -1,0 +1,368 @@
+/*
+ * report.c - the figures of `sweep report`, computed from plain rows:
+ * a sweep's runs, every attempt of each (when it ran, how it ended, the
+ * GPUs it held) and the values of its metric as they arrived.
+ *
+ * Pure: no store, no clock; the same rows give the same figures. The
+ * definitions are those of docs/report.md, which is the contract; a
+ * figure that is not defined for a sweep (no GPU, no metric) is NaN,
+ * written null.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/report.h"
+
+const char *sw_report_outcome_name(sw_report_outcome o)
+{
+    static const char *const names[] = {"finished",    "failed",  "timeout",
+                                        "lost",        "stopped", "canceled",
+                                        "not started", "running"};
+
+    return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
+}
+
+void sw_report_data_dispose(sw_report_data *d)
+{
+    size_t i;
+
+    if (!d)
+        return;
+    for (i = 0; i < d->n_runs; i++)
+        free(d->runs[i].id);
+    for (i = 0; i < d->n_attempts; i++)
+        free(d->attempts[i].devices);
+    free(d->runs);
+    free(d->attempts);
+    free(d->points);
+    free(d->sweep_id);
+    free(d->metric);
+    memset(d, 0, sizeof(*d));
+}
+
+static double duration(const sw_report_attempt *a)
+{
+    return a->end > a->start ? a->end - a->start : 0;
+}
+
+static bool failure(sw_report_outcome o)
+{
+    return o == SW_ATT_FAILED || o == SW_ATT_TIMEOUT || o == SW_ATT_LOST ||
+           o == SW_ATT_NOT_STARTED;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The iterations run `run` reported between t0 and t1 (inclusive): its
+ * distinct steps of the metric, each value without a step counting as
+ * one. */
+static size_t iterations(const sw_report_data *d, size_t run, double t0,
+                         double t1)
+{
+    int64_t *steps = malloc((d->n_points + 1) * sizeof(*steps));
+    size_t i, n = 0, k = 0, bare = 0;
+
+    for (i = 0; i < d->n_points; i++) {
+        const sw_report_point *p = &d->points[i];
+
+        if (p->run != run || p->time < t0 || p->time > t1)
+            continue;
+        if (p->step < 0)
+            bare++;
+        else
+            steps[n++] = p->step;
+    }
+    qsort(steps, n, sizeof(*steps), cmp_i64);
+    for (i = 0; i < n; i++)
+        k += i == 0 || steps[i] != steps[i - 1];
+    free(steps);
+    return k + bare;
+}
+
+/* The most GPUs held at once (attempts start and end at their times). */
+static double peak_gpus(const sw_report_data *d)
+{
+    double peak = 0, held;
+    size_t i, j;
+
+    for (i = 0; i < d->n_attempts; i++) {
+        const sw_report_attempt *a = &d->attempts[i];
+
+        held = 0;
+        for (j = 0; j < d->n_attempts; j++) {
+            const sw_report_attempt *b = &d->attempts[j];
+
+            if (b->start <= a->start && a->start < b->end)
+                held += b->gpu;
+        }
+        peak = fmax(peak, held);
+    }
+    return peak;
+}
+
+static void totals(sw_report *r, const sw_report_data *d)
+{
+    size_t i;
+
+    r->start = r->end = NAN;
+    for (i = 0; i < d->n_attempts; i++) {
+        const sw_report_attempt *a = &d->attempts[i];
+
+        if (!(a->start > 0))
+            continue;
+        r->start = isnan(r->start) ? a->start : fmin(r->start, a->start);
+        r->end = isnan(r->end) ? a->end : fmax(r->end, a->end);
+        r->trial_seconds += duration(a);
+        r->gpu_seconds_busy += duration(a) * a->gpu;
+        r->failed_attempts += failure(a->outcome);
+    }
+    r->wall_seconds = isnan(r->start) ? 0 : fmax(0, r->end - r->start);
+    r->gpus = d->gpus >= 0 ? d->gpus : peak_gpus(d);
+    r->gpu_seconds_capacity = r->gpus * r->wall_seconds;
+    r->gpu_seconds_idle =
+        fmax(0, r->gpu_seconds_capacity - r->gpu_seconds_busy);
+    r->occupancy = r->gpu_seconds_capacity > 0
+                       ? r->gpu_seconds_busy / r->gpu_seconds_capacity
+                       : NAN;
+}
+
+/* The index of run `run`'s last attempt; n_attempts when none. */
+static size_t last_attempt(const sw_report_data *d, size_t run)
+{
+    size_t i, last = d->n_attempts;
+
+    for (i = 0; i < d->n_attempts; i++)
+        if (d->attempts[i].run == run)
+            last = i;
+    return last;
+}
+
+/* A stopped run would have gone on to the finished runs' length
+ * (`full` iterations) at the pace of its last attempt. */
+static void saved(sw_report *r, const sw_report_data *d, size_t run,
+                  size_t full)
+{
+    size_t last = last_attempt(d, run), done, k, i;
+    const sw_report_attempt *a;
+    double pace, spent = 0, more;
+
+    done = iterations(d, run, -INFINITY, INFINITY);
+    if (last == d->n_attempts || done == 0 || done >= full)
+        return;
+    a = &d->attempts[last];
+    k = iterations(d, run, a->start, a->end);
+    for (i = 0; i < d->n_attempts; i++)
+        spent += d->attempts[i].run == run ? duration(&d->attempts[i]) : 0;
+    pace = k > 0 ? duration(a) / (double)k : spent / (double)done;
+    more = (double)(full - done) * pace;
+    r->trial_seconds_saved_by_stopping += more;
+    r->gpu_seconds_saved_by_stopping += more * a->gpu;
+}
+
+static void stopping(sw_report *r, const sw_report_data *d)
+{
+    size_t i, full = 0, n;
+
+    for (i = 0; i < d->n_runs; i++) {
+        if (d->runs[i].state != SW_RUN_FINISHED)
+            continue;
+        n = iterations(d, i, -INFINITY, INFINITY);
+        full = n > full ? n : full;
+    }
+    for (i = 0; i < d->n_runs && full > 0; i++)
+        if (d->runs[i].state == SW_RUN_STOPPED)
+            saved(r, d, i, full);
+}
+
+/* Until when attempt `a` (of index ai) did work that the next attempt
+ * of its run kept: the time of its last value of a step below the
+ * first step the next one reported (it resumed from its checkpoint
+ * after those); its start when the next one redid everything, or when
+ * there is no next one. */
+static double kept_until(const sw_report_data *d, size_t ai)
+{
+    const sw_report_attempt *a = &d->attempts[ai], *next = NULL;
+    int64_t first = -1;
+    double kept = a->start;
+    size_t i;
+
+    if (ai + 1 < d->n_attempts && d->attempts[ai + 1].run == a->run)
+        next = &d->attempts[ai + 1];
+    for (i = 0; next && i < d->n_points; i++) {
+        const sw_report_point *p = &d->points[i];
+
+        if (p->run == a->run && p->step >= 0 && p->time >= next->start &&
+            p->time <= next->end && (first < 0 || p->step < first))
+            first = p->step;
+    }
+    for (i = 0; first >= 0 && i < d->n_points; i++) {
+        const sw_report_point *p = &d->points[i];
+
+        if (p->run == a->run && p->step >= 0 && p->step < first &&
+            p->time >= a->start && p->time <= a->end)
+            kept = fmax(kept, p->time);
+    }
+    return fmin(kept, a->end);
+}
+
+static void failures(sw_report *r, const sw_report_data *d)
+{
+    double lost;
+    size_t i;
+
+    for (i = 0; i < d->n_attempts; i++) {
+        const sw_report_attempt *a = &d->attempts[i];
+
+        if (!failure(a->outcome) || !(a->start > 0))
+            continue;
+        lost = fmax(0, a->end - kept_until(d, i));
+        r->trial_seconds_lost_to_failures += lost;
+        r->gpu_seconds_lost_to_failures += lost * a->gpu;
+    }
+}
+
+static void best(sw_report *r, const sw_report_data *d)
+{
+    size_t i, at = d->n_points;
+
+    for (i = 0; i < d->n_points; i++) {
+        double v = d->points[i].value;
+
+        if (at == d->n_points ||
+            (d->maximize ? v > r->best_value : v < r->best_value)) {
+            r->best_value = v;
+            at = i;
+        }
+    }
+    if (at == d->n_points) {
+        r->best_value = r->time_to_best_seconds = NAN;
+        return;
+    }
+    r->time_to_best_seconds = d->points[at].time - r->start;
+}
+
+static void counts(sw_report *r, const sw_report_data *d)
+{
+    size_t i;
+
+    r->runs = d->n_runs;
+    r->attempts = d->n_attempts;
+    for (i = 0; i < d->n_runs; i++) {
+        r->finished += d->runs[i].state == SW_RUN_FINISHED;
+        r->stopped += d->runs[i].state == SW_RUN_STOPPED;
+        r->failed += d->runs[i].state == SW_RUN_FAILED;
+    }
+}
+
+void sw_report_compute(sw_report *r, const sw_report_data *d)
+{
+    memset(r, 0, sizeof(*r));
+    counts(r, d);
+    totals(r, d);
+    stopping(r, d);
+    failures(r, d);
+    best(r, d);
+    r->mean_gpu_utilization = d->util;
+    r->cost = r->cost_per_finished_run = NAN;
+    if (d->price >= 0) {
+        r->cost = r->gpu_seconds_capacity / 3600.0 * d->price;
+        r->cost_per_finished_run =
+            r->finished > 0 ? r->cost / (double)r->finished : NAN;
+    }
+}
+
+/* ---- output --------------------------------------------------------- */
+
+static void num(sw_buf *b, const char *key, double v, bool comma)
+{
+    if (isnan(v))
+        sw_buf_printf(b, "  \"%s\": null%s\n", key, comma ? "," : "");
+    else
+        sw_buf_printf(b, "  \"%s\": %.15g%s\n", key, v, comma ? "," : "");
+}
+
+void sw_report_write_json(sw_buf *b, const sw_report_data *d,
+                          const sw_report *r)
+{
+    sw_buf_printf(b, "{\n  \"sweep\": \"%s\",\n", d->sweep_id);
+    sw_buf_printf(b,
+                  "  \"runs\": %zu,\n  \"finished\": %zu,\n"
+                  "  \"stopped\": %zu,\n  \"failed\": %zu,\n"
+                  "  \"attempts\": %zu,\n  \"failed_attempts\": %zu,\n",
+                  r->runs, r->finished, r->stopped, r->failed, r->attempts,
+                  r->failed_attempts);
+    num(b, "wall_seconds", r->wall_seconds, true);
+    num(b, "gpus", r->gpus, true);
+    num(b, "gpu_seconds_capacity", r->gpu_seconds_capacity, true);
+    num(b, "gpu_seconds_busy", r->gpu_seconds_busy, true);
+    num(b, "gpu_seconds_idle", r->gpu_seconds_idle, true);
+    num(b, "occupancy", r->occupancy, true);
+    num(b, "gpu_seconds_saved_by_stopping", r->gpu_seconds_saved_by_stopping,
+        true);
+    num(b, "gpu_seconds_lost_to_failures", r->gpu_seconds_lost_to_failures,
+        true);
+    num(b, "trial_seconds", r->trial_seconds, true);
+    num(b, "trial_seconds_saved_by_stopping",
+        r->trial_seconds_saved_by_stopping, true);
+    num(b, "trial_seconds_lost_to_failures", r->trial_seconds_lost_to_failures,
+        true);
+    num(b, "time_to_best_seconds", r->time_to_best_seconds, true);
+    num(b, "best_value", r->best_value, true);
+    num(b, "mean_gpu_utilization", r->mean_gpu_utilization, true);
+    num(b, "cost", r->cost, true);
+    num(b, "cost_per_finished_run", r->cost_per_finished_run, false);
+    sw_buf_puts(b, "}\n");
+}
+
+static void row(sw_buf *b, const char *what, double v, const char *unit)
+{
+    if (isnan(v))
+        sw_buf_printf(b, "  %-28s -\n", what);
+    else
+        sw_buf_printf(b, "  %-28s %.2f%s\n", what, v, unit);
+}
+
+void sw_report_write_text(sw_buf *b, const sw_report_data *d,
+                          const sw_report *r)
+{
+    bool gpu = r->gpus > 0;
+
+    sw_buf_printf(b,
+                  "sweep %s: %zu runs (%zu finished, %zu stopped, %zu "
+                  "failed), %zu attempts\n",
+                  d->sweep_id, r->runs, r->finished, r->stopped, r->failed,
+                  r->attempts);
+    row(b, "wall clock", r->wall_seconds / 3600, " h");
+    row(b, "GPUs", r->gpus, "");
+    row(b, gpu ? "GPU-hours, capacity" : "trial-hours",
+        (gpu ? r->gpu_seconds_capacity : r->trial_seconds) / 3600, " h");
+    if (gpu) {
+        row(b, "GPU-hours, busy", r->gpu_seconds_busy / 3600, " h");
+        row(b, "GPU-hours, idle", r->gpu_seconds_idle / 3600, " h");
+        row(b, "occupancy", r->occupancy * 100, " %");
+    }
+    row(b, gpu ? "GPU-hours saved by stopping" : "hours saved by stopping",
+        (gpu ? r->gpu_seconds_saved_by_stopping
+             : r->trial_seconds_saved_by_stopping) /
+            3600,
+        " h");
+    row(b, gpu ? "GPU-hours lost to failures" : "hours lost to failures",
+        (gpu ? r->gpu_seconds_lost_to_failures
+             : r->trial_seconds_lost_to_failures) /
+            3600,
+        " h");
+    if (d->metric)
+        sw_buf_printf(b, "  %-28s %.6g (%s), after %.0f s\n", "best value",
+                      r->best_value, d->metric, r->time_to_best_seconds);
+    row(b, "mean GPU utilisation", r->mean_gpu_utilization, " %");
+    if (!isnan(r->cost)) {
+        row(b, "cost", r->cost, " USD");
+        row(b, "cost per finished run", r->cost_per_finished_run, " USD");
+    }
+}

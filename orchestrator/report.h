@@ -1,0 +1,110 @@
+/*
+ * report.h - `sweep report`: how a sweep spent its GPU time (used, idle,
+ * saved by early stopping, lost to failures) and what it cost, computed
+ * from plain rows (sw_report_compute, pure) read from the store
+ * (sw_report_load). docs/report.md defines every figure.
+ *
+ * Ownership: an sw_report_data owns every row and string it holds
+ * (sw_report_data_dispose frees them); an sw_report is plain numbers.
+ */
+#ifndef SW_REPORT_H
+#define SW_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orchestrator/store.h"
+#include "sweeps/buf.h"
+
+typedef enum {
+    SW_ATT_FINISHED,
+    SW_ATT_FAILED,
+    SW_ATT_TIMEOUT,
+    SW_ATT_LOST,
+    SW_ATT_STOPPED,
+    SW_ATT_CANCELED,
+    SW_ATT_NOT_STARTED,
+    SW_ATT_RUNNING, /* not ended yet: counted up to the report's time */
+} sw_report_outcome;
+
+/* "finished", ..., "not started", "running"; never NULL. */
+const char *sw_report_outcome_name(sw_report_outcome o);
+
+typedef struct {
+    size_t run;        /* its run, in sw_report_data.runs */
+    double start, end; /* unix seconds */
+    sw_report_outcome outcome;
+    double gpu;    /* GPUs held: devices x share, MIG slices as
+                      their fraction of their GPU; 0: CPU only */
+    char *devices; /* runs.gpus JSON of the attempt; NULL */
+} sw_report_attempt;
+
+typedef struct {
+    char *id;
+    sw_run_state state;
+} sw_report_run;
+
+/* One value of the sweep's metric, as it arrived. */
+typedef struct {
+    size_t run;
+    int64_t step; /* -1: reported without one */
+    double value; /* finite */
+    double time;
+} sw_report_point;
+
+typedef struct {
+    char *sweep_id;
+    char *metric; /* NULL: the sweep has none */
+    bool maximize;
+    sw_report_run *runs;
+    size_t n_runs;
+    sw_report_attempt *attempts; /* grouped by run, each run's in order */
+    size_t n_attempts;
+    sw_report_point *points; /* in the order they arrived */
+    size_t n_points;
+    double gpus;  /* the inventory in GPUs; < 0: none recorded */
+    double util;  /* mean utilisation of gpu_samples, percent; NaN: none */
+    double price; /* USD per GPU-hour; < 0: not given */
+} sw_report_data;
+
+void sw_report_data_dispose(sw_report_data *d);
+
+/* The figures; NaN stands for null (not defined for this sweep). */
+typedef struct {
+    double start, end; /* the first attempt's start, the last one's end */
+    double wall_seconds;
+    double gpus;
+    double gpu_seconds_capacity, gpu_seconds_busy, gpu_seconds_idle;
+    double occupancy;
+    double gpu_seconds_saved_by_stopping, gpu_seconds_lost_to_failures;
+    double trial_seconds, trial_seconds_saved_by_stopping,
+        trial_seconds_lost_to_failures;
+    double time_to_best_seconds, best_value;
+    double mean_gpu_utilization;
+    double cost, cost_per_finished_run;
+    size_t runs, finished, stopped, failed, attempts, failed_attempts;
+} sw_report;
+
+/* Computes every figure of `d`. This function can't fail. */
+void sw_report_compute(sw_report *out, const sw_report_data *d);
+
+/* Reads sweep `key` (NULL: the newest) into *out: its runs, every
+ * attempt (the attempts table; a run's last attempt from its own row
+ * where the table has none, a running one up to `now`), its metric's
+ * values and gpu_samples. `price` < 0: none. */
+int sw_report_load(sw_store *st, const char *key, double price, double now,
+                   sw_report_data *out);
+
+/* The figures as one JSON object (docs/report.md), with the sweep's id. */
+void sw_report_write_json(sw_buf *b, const sw_report_data *d,
+                          const sw_report *r);
+/* The figures as a short table for people. */
+void sw_report_write_text(sw_buf *b, const sw_report_data *d,
+                          const sw_report *r);
+/* An SVG of the sweep (report_svg.c): a lane per device, a bar per
+ * attempt, and the best value so far. */
+void sw_report_write_svg(sw_buf *b, const sw_report_data *d,
+                         const sw_report *r);
+
+#endif
