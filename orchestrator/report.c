@@ -320,47 +320,67 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
     sw_buf_puts(b, "}\n");
 }
 
+/* A duration for people: "45.2 s", "12.5 min", "3.20 h". */
+static void put_duration(sw_buf *b, double s)
+{
+    if (s < 120)
+        sw_buf_printf(b, "%.1f s", s);
+    else if (s < 7200)
+        sw_buf_printf(b, "%.1f min", s / 60);
+    else
+        sw_buf_printf(b, "%.2f h", s / 3600);
+}
+
+/* One line: a duration (`unit` NULL) or a number and its unit. */
 static void row(sw_buf *b, const char *what, double v, const char *unit)
 {
+    sw_buf_printf(b, "  %-30s ", what);
     if (isnan(v))
-        sw_buf_printf(b, "  %-28s -\n", what);
+        sw_buf_puts(b, "-");
+    else if (!unit)
+        put_duration(b, v);
     else
-        sw_buf_printf(b, "  %-28s %.2f%s\n", what, v, unit);
+        sw_buf_printf(b, "%.4g%s", v, unit);
+    sw_buf_putc(b, '\n');
+}
+
+static void gpu_rows(sw_buf *b, const sw_report *r)
+{
+    row(b, "GPUs", r->gpus, "");
+    row(b, "GPU time, capacity", r->gpu_seconds_capacity, NULL);
+    row(b, "GPU time, busy", r->gpu_seconds_busy, NULL);
+    row(b, "GPU time, idle", r->gpu_seconds_idle, NULL);
+    row(b, "occupancy", r->occupancy * 100, " %");
+    row(b, "GPU time saved by stopping", r->gpu_seconds_saved_by_stopping,
+        NULL);
+    row(b, "GPU time lost to failures", r->gpu_seconds_lost_to_failures, NULL);
+    row(b, "mean GPU utilisation", r->mean_gpu_utilization, " %");
 }
 
 void sw_report_write_text(sw_buf *b, const sw_report_data *d,
                           const sw_report *r)
 {
-    bool gpu = r->gpus > 0;
-
     sw_buf_printf(b,
                   "sweep %s: %zu runs (%zu finished, %zu stopped, %zu "
-                  "failed), %zu attempts\n",
+                  "failed), %zu attempts (%zu failed)\n",
                   d->sweep_id, r->runs, r->finished, r->stopped, r->failed,
-                  r->attempts);
-    row(b, "wall clock", r->wall_seconds / 3600, " h");
-    row(b, "GPUs", r->gpus, "");
-    row(b, gpu ? "GPU-hours, capacity" : "trial-hours",
-        (gpu ? r->gpu_seconds_capacity : r->trial_seconds) / 3600, " h");
-    if (gpu) {
-        row(b, "GPU-hours, busy", r->gpu_seconds_busy / 3600, " h");
-        row(b, "GPU-hours, idle", r->gpu_seconds_idle / 3600, " h");
-        row(b, "occupancy", r->occupancy * 100, " %");
+                  r->attempts, r->failed_attempts);
+    row(b, "wall clock", r->wall_seconds, NULL);
+    row(b, "trial time", r->trial_seconds, NULL);
+    row(b, "trial time saved by stopping", r->trial_seconds_saved_by_stopping,
+        NULL);
+    row(b, "trial time lost to failures", r->trial_seconds_lost_to_failures,
+        NULL);
+    if (r->gpus > 0)
+        gpu_rows(b, r);
+    else
+        sw_buf_puts(b, "  (no GPU: CPU trials only)\n");
+    if (d->metric && !isnan(r->best_value)) {
+        sw_buf_printf(b, "  %-30s %.6g (%s), after ", "best value",
+                      r->best_value, d->metric);
+        put_duration(b, r->time_to_best_seconds);
+        sw_buf_putc(b, '\n');
     }
-    row(b, gpu ? "GPU-hours saved by stopping" : "hours saved by stopping",
-        (gpu ? r->gpu_seconds_saved_by_stopping
-             : r->trial_seconds_saved_by_stopping) /
-            3600,
-        " h");
-    row(b, gpu ? "GPU-hours lost to failures" : "hours lost to failures",
-        (gpu ? r->gpu_seconds_lost_to_failures
-             : r->trial_seconds_lost_to_failures) /
-            3600,
-        " h");
-    if (d->metric)
-        sw_buf_printf(b, "  %-28s %.6g (%s), after %.0f s\n", "best value",
-                      r->best_value, d->metric, r->time_to_best_seconds);
-    row(b, "mean GPU utilisation", r->mean_gpu_utilization, " %");
     if (!isnan(r->cost)) {
         row(b, "cost", r->cost, " USD");
         row(b, "cost per finished run", r->cost_per_finished_run, " USD");

@@ -138,7 +138,7 @@ static lane *cpu_lane(lanes *ls, double start)
 
 typedef struct {
     const sw_report *r;
-    double x0, span;
+    double span;
 } axis;
 
 static double xat(const axis *ax, double t)
@@ -246,6 +246,32 @@ static void draw_best(sw_buf *b, const axis *ax, const sw_report_data *d,
     free(p);
 }
 
+/* A duration for an axis: "45 s", "12.5 min", "3.2 h". */
+static void put_duration(sw_buf *b, double s)
+{
+    if (s < 120)
+        sw_buf_printf(b, "%.3g s", s);
+    else if (s < 7200)
+        sw_buf_printf(b, "%.3g min", s / 60);
+    else
+        sw_buf_printf(b, "%.3g h", s / 3600);
+}
+
+/* A lane's name for people: "GPU 0", "GPU 1 MIG 2", a UUID's start. */
+static void put_lane_name(sw_buf *b, const char *key)
+{
+    const char *slash = strchr(key, '/');
+
+    if (key[0] >= '0' && key[0] <= '9' && slash)
+        sw_buf_printf(b, "GPU %.*s MIG %s", (int)(slash - key), key, slash + 1);
+    else if (key[0] >= '0' && key[0] <= '9')
+        sw_buf_printf(b, "GPU %s", key);
+    else if (strlen(key) > 16)
+        sw_buf_printf(b, "%.16s...", key);
+    else
+        sw_buf_puts(b, key);
+}
+
 static void draw_axis(sw_buf *b, const axis *ax, double bottom)
 {
     double t;
@@ -256,10 +282,10 @@ static void draw_axis(sw_buf *b, const axis *ax, double bottom)
         sw_buf_printf(b,
                       "<line x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"%.1f\""
                       " stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%.1f\""
-                      " font-size=\"11\" text-anchor=\"middle\">%.0f s"
-                      "</text>\n",
-                      xat(ax, t), xat(ax, t), bottom, xat(ax, t), bottom + 14,
-                      t - ax->r->start);
+                      " font-size=\"11\" text-anchor=\"middle\">",
+                      xat(ax, t), xat(ax, t), bottom, xat(ax, t), bottom + 14);
+        put_duration(b, t - ax->r->start);
+        sw_buf_puts(b, "</text>\n");
     }
 }
 
@@ -284,9 +310,9 @@ static void draw_legend(sw_buf *b, double y)
 
 void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
 {
-    axis ax = {r, 0, isnan(r->start) ? 0 : r->end - r->start};
+    axis ax = {r, isnan(r->start) ? 0 : r->end - r->start};
     lanes ls = {0};
-    sw_buf body = SW_BUF_INIT;
+    sw_buf body = SW_BUF_INIT, name = SW_BUF_INIT;
     double lanes_end, height;
     size_t i;
 
@@ -309,7 +335,9 @@ void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
     for (i = 0; i < ls.n; i++) {
         sw_buf_printf(b, "<text x=\"10\" y=\"%.1f\" font-size=\"11\">",
                       40 + i * LANE + LANE / 2 + 4);
-        escaped(b, ls.lanes[i].name);
+        name.len = 0;
+        put_lane_name(&name, ls.lanes[i].name);
+        escaped(b, sw_buf_cstr(&name));
         sw_buf_printf(b,
                       "</text>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\""
                       " height=\"%.1f\" fill=\"#f4f4f4\"/>\n",
@@ -327,4 +355,5 @@ void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
     }
     free(ls.lanes);
     sw_buf_dispose(&body);
+    sw_buf_dispose(&name);
 }
