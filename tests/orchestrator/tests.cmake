@@ -13,3 +13,5 @@ target_include_directories(test_orchestrator_engine PRIVATE
 sw_test(orchestrator metrics_server sw_engine)
 # The GPU packing policy, on plain data; search/ only for its seeded rng.
 sw_test(orchestrator packing sw_packing sw_search)
+# `sweep report`'s figures on hand-made rows, and read from a store.
+sw_test(orchestrator report sw_engine)

@@ -1,0 +1,290 @@
+/*
+ * test_report.c - `sweep report`'s figures (report.c) on hand-made rows,
+ * every key checked against a value computed by hand in the comments;
+ * and sw_report_load on a store made here: attempts from the table, a
+ * run's last attempt from its own row, MIG slices as their fraction of
+ * their GPU.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/report.h"
+#include "sweeps/json.h"
+
+#define EPS 1e-9
+
+static sw_report_attempt att(size_t run, double start, double end,
+                             sw_report_outcome o, double gpu)
+{
+    sw_report_attempt a = {run, start, end, o, gpu, NULL};
+
+    return a;
+}
+
+static sw_report_point pt(size_t run, int64_t step, double value, double t)
+{
+    sw_report_point p = {run, step, value, t};
+
+    return p;
+}
+
+/* The scenario of the comments below, in rows that the test owns:
+ *   r0 finished: one attempt 1000..1100 on a whole GPU, loss 1/step at
+ *      steps 1..10, at 1010, 1020, ..., 1100;
+ *   r1 failed at 1040 after steps 1..3 (1010, 1020, 1030) on half a GPU,
+ *      retried 1050..1110 from its checkpoint: steps 4..10 (1050 + 8k);
+ *   r2 stopped: 1040..1060 on half a GPU, steps 1, 2 at 1050, 1060.
+ * Declared: 2 GPUs; price 3 USD per GPU-hour; mean utilisation 55. */
+typedef struct {
+    sw_report_run runs[3];
+    sw_report_attempt attempts[4];
+    sw_report_point points[32];
+    sw_report_data d;
+} scenario;
+
+static void make(scenario *s)
+{
+    size_t n = 0;
+    int64_t i;
+
+    memset(s, 0, sizeof(*s));
+    s->runs[0] = (sw_report_run){"r0", SW_RUN_FINISHED};
+    s->runs[1] = (sw_report_run){"r1", SW_RUN_FINISHED};
+    s->runs[2] = (sw_report_run){"r2", SW_RUN_STOPPED};
+    s->attempts[0] = att(0, 1000, 1100, SW_ATT_FINISHED, 1);
+    s->attempts[1] = att(1, 1000, 1040, SW_ATT_FAILED, 0.5);
+    s->attempts[2] = att(1, 1050, 1110, SW_ATT_FINISHED, 0.5);
+    s->attempts[3] = att(2, 1040, 1060, SW_ATT_STOPPED, 0.5);
+    for (i = 1; i <= 10; i++)
+        s->points[n++] = pt(0, i, 1.0 / (double)i, 1000 + 10.0 * (double)i);
+    for (i = 1; i <= 3; i++)
+        s->points[n++] = pt(1, i, 2 - 0.1 * (double)i, 1000 + 10.0 * (double)i);
+    for (i = 4; i <= 10; i++)
+        s->points[n++] =
+            pt(1, i, 2 - 0.1 * (double)i, 1050 + 8.0 * (double)(i - 3));
+    s->points[n++] = pt(2, 1, 5, 1050);
+    s->points[n++] = pt(2, 2, 5.5, 1060);
+    s->d.sweep_id = "s1";
+    s->d.metric = "loss";
+    s->d.runs = s->runs;
+    s->d.n_runs = 3;
+    s->d.attempts = s->attempts;
+    s->d.n_attempts = 4;
+    s->d.points = s->points;
+    s->d.n_points = n;
+    s->d.gpus = 2;
+    s->d.util = 55;
+    s->d.price = 3;
+}
+
+static void test_every_figure_by_hand(void **state)
+{
+    scenario s;
+    sw_report r;
+
+    (void)state;
+    make(&s);
+    sw_report_compute(&r, &s.d);
+    assert_int_equal(r.runs, 3);
+    assert_int_equal(r.finished, 2);
+    assert_int_equal(r.stopped, 1);
+    assert_int_equal(r.failed, 0);
+    assert_int_equal(r.attempts, 4);
+    assert_int_equal(r.failed_attempts, 1);
+    /* 1000 .. 1110 */
+    assert_float_equal(r.wall_seconds, 110, EPS);
+    assert_float_equal(r.gpus, 2, EPS);
+    assert_float_equal(r.gpu_seconds_capacity, 220, EPS);
+    /* 100 x 1 + 40 x 0.5 + 60 x 0.5 + 20 x 0.5 */
+    assert_float_equal(r.gpu_seconds_busy, 160, EPS);
+    assert_float_equal(r.gpu_seconds_idle, 60, EPS);
+    assert_float_equal(r.occupancy, 160.0 / 220.0, EPS);
+    /* finished runs are 10 iterations long; r2 did 2, at 20 s / 2 = 10 s
+     * an iteration: 8 more x 10 s = 80 trial-seconds, x 0.5 GPU */
+    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
+    assert_float_equal(r.gpu_seconds_saved_by_stopping, 40, EPS);
+    /* the retry began at step 4: steps 1..3 (to 1030) were kept, 1030 ..
+     * 1040 lost: 10 trial-seconds, x 0.5 GPU */
+    assert_float_equal(r.trial_seconds_lost_to_failures, 10, EPS);
+    assert_float_equal(r.gpu_seconds_lost_to_failures, 5, EPS);
+    assert_float_equal(r.trial_seconds, 220, EPS);
+    /* 0.1, r0's step 10 at 1100 */
+    assert_float_equal(r.best_value, 0.1, EPS);
+    assert_float_equal(r.time_to_best_seconds, 100, EPS);
+    assert_float_equal(r.mean_gpu_utilization, 55, EPS);
+    /* 220 GPU-seconds = 0.0611 GPU-hours x 3 USD; 2 finished runs */
+    assert_float_equal(r.cost, 220.0 / 3600 * 3, EPS);
+    assert_float_equal(r.cost_per_finished_run, 220.0 / 3600 * 3 / 2, EPS);
+}
+
+/* Without an inventory, the GPUs are the most held at once: at 1050,
+ * r0 (1) + r1's retry (0.5) + r2 (0.5) = 2 (at 1040 only 1.5: r1's first
+ * attempt ended as r2 started); with the retry starting at 1061, after
+ * r2 ended, never more than 1.5. */
+static void test_gpus_from_the_peak(void **state)
+{
+    scenario s;
+    sw_report r;
+
+    (void)state;
+    make(&s);
+    s.d.gpus = -1;
+    s.attempts[2].start = 1061;
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.gpus, 1.5, EPS);
+    make(&s);
+    s.d.gpus = -1;
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.gpus, 2, EPS);
+}
+
+/* A retry that redid everything (its first step is 1) kept nothing: the
+ * failed attempt's 40 s are lost; a failed attempt without a retry too. */
+static void test_lost_when_nothing_was_kept(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 1 && s.points[i].time >= 1050)
+            s.points[i].step -= 3; /* steps 1..7 again */
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.trial_seconds_lost_to_failures, 40, EPS);
+    assert_float_equal(r.gpu_seconds_lost_to_failures, 20, EPS);
+    make(&s);
+    s.runs[1].state = SW_RUN_FAILED;
+    s.attempts[1].outcome = SW_ATT_TIMEOUT;
+    s.d.n_attempts = 3; /* keep r1's first attempt only: r2 moves up */
+    s.attempts[2] = s.attempts[3];
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.trial_seconds_lost_to_failures, 40, EPS);
+    assert_int_equal(r.failed, 1);
+    /* the sweep now ends at 1100: 2 GPUs x 100 s, one finished run */
+    assert_float_equal(r.cost_per_finished_run, 200.0 / 3600 * 3, EPS);
+}
+
+/* CPU trials only: no GPU figure is made up; trial-seconds carry the
+ * same facts. Without a metric there is no best value, and without a
+ * price no cost. */
+static void test_cpu_only_and_no_metric(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    for (i = 0; i < 4; i++)
+        s.attempts[i].gpu = 0;
+    s.d.gpus = -1;
+    s.d.util = NAN;
+    s.d.price = -1;
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.gpus, 0, EPS);
+    assert_float_equal(r.gpu_seconds_capacity, 0, EPS);
+    assert_float_equal(r.gpu_seconds_busy, 0, EPS);
+    assert_true(isnan(r.occupancy));
+    assert_float_equal(r.trial_seconds, 220, EPS);
+    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
+    assert_float_equal(r.gpu_seconds_saved_by_stopping, 0, EPS);
+    assert_true(isnan(r.mean_gpu_utilization));
+    assert_true(isnan(r.cost) && isnan(r.cost_per_finished_run));
+    s.d.metric = NULL;
+    s.d.n_points = 0;
+    sw_report_compute(&r, &s.d);
+    assert_true(isnan(r.best_value) && isnan(r.time_to_best_seconds));
+    assert_float_equal(r.trial_seconds_saved_by_stopping, 0, EPS);
+}
+
+/* Values reported without a step count one iteration each; maximize
+ * takes the greatest value. */
+static void test_stepless_values_and_maximize(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 2)
+            s.points[i].step = -1;
+    s.d.maximize = true;
+    sw_report_compute(&r, &s.d);
+    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
+    /* 5.5, r2's second value at 1060 */
+    assert_float_equal(r.best_value, 5.5, EPS);
+    assert_float_equal(r.time_to_best_seconds, 60, EPS);
+}
+
+/* The JSON has every key of docs/report.md, null for what is not
+ * defined; the SVG is one document (its well-formedness is checked
+ * through the real binary, tests/cli/test_report.c). */
+static void test_json_keys(void **state)
+{
+    static const char *const keys[] = {"wall_seconds",
+                                       "gpus",
+                                       "gpu_seconds_capacity",
+                                       "gpu_seconds_busy",
+                                       "gpu_seconds_idle",
+                                       "occupancy",
+                                       "gpu_seconds_saved_by_stopping",
+                                       "gpu_seconds_lost_to_failures",
+                                       "time_to_best_seconds",
+                                       "best_value",
+                                       "mean_gpu_utilization",
+                                       "cost",
+                                       "cost_per_finished_run",
+                                       "trial_seconds",
+                                       "trial_seconds_saved_by_stopping",
+                                       "trial_seconds_lost_to_failures"};
+    sw_buf b = SW_BUF_INIT;
+    sw_value *v = NULL;
+    scenario s;
+    sw_report r;
+    double x;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    s.d.util = NAN;
+    sw_report_compute(&r, &s.d);
+    sw_report_write_json(&b, &s.d, &r);
+    assert_int_equal(sw_json_parse(&v, b.ptr, b.len), SW_OK);
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        assert_non_null(sw_value_map_get(v, keys[i]));
+    assert_int_equal(sw_value_map_get(v, "mean_gpu_utilization")->type,
+                     SW_NULL);
+    assert_true(sw_value_number(sw_value_map_get(v, "occupancy"), &x));
+    assert_float_equal(x, 160.0 / 220.0, 1e-12);
+    sw_value_free(v);
+    b.len = 0;
+    sw_report_write_svg(&b, &s.d, &r);
+    assert_non_null(strstr(sw_buf_cstr(&b), "<svg "));
+    assert_non_null(strstr(sw_buf_cstr(&b), "</svg>"));
+    sw_buf_dispose(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_figure_by_hand),
+        cmocka_unit_test(test_gpus_from_the_peak),
+        cmocka_unit_test(test_lost_when_nothing_was_kept),
+        cmocka_unit_test(test_cpu_only_and_no_metric),
+        cmocka_unit_test(test_stepless_values_and_maximize),
+        cmocka_unit_test(test_json_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
