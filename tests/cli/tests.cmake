@@ -61,3 +61,13 @@ add_dependencies(test_cli_gpu_run sweep fake_nvml)
 add_test(NAME cli.gpu_run COMMAND test_cli_gpu_run)
 set_tests_properties(cli.gpu_run PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>;SWEEP_GIT=off")
+
+# `sweep report` on a real sweep: half-GPU trials on a declared GPU, a
+# failed and retried run, a stopped run; the plot parsed by python3.
+add_executable(test_cli_report cli/test_report.c cli/harness.c)
+target_link_libraries(test_cli_report PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_report PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_report sweep)
+add_test(NAME cli.report COMMAND test_cli_report)
+set_tests_properties(cli.report PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")

@@ -19,7 +19,14 @@
 #include "orchestrator/report.h"
 #include "sweeps/json.h"
 
-#define EPS 1e-9
+/* a == b in doubles, within a relative 1e-9 (cmocka's own compares
+ * floats) */
+#define assert_near(a, b)                                                      \
+    do {                                                                       \
+        double a_ = (a), b_ = (b);                                             \
+        if (!(fabs(a_ - b_) <= 1e-12 * fmax(1, fabs(b_))))                     \
+            fail_msg("%.17g != %.17g", a_, b_);                                \
+    } while (0)
 
 static sw_report_attempt att(size_t run, double start, double end,
                              sw_report_outcome o, double gpu)
@@ -100,29 +107,29 @@ static void test_every_figure_by_hand(void **state)
     assert_int_equal(r.attempts, 4);
     assert_int_equal(r.failed_attempts, 1);
     /* 1000 .. 1110 */
-    assert_float_equal(r.wall_seconds, 110, EPS);
-    assert_float_equal(r.gpus, 2, EPS);
-    assert_float_equal(r.gpu_seconds_capacity, 220, EPS);
+    assert_near(r.wall_seconds, 110);
+    assert_near(r.gpus, 2);
+    assert_near(r.gpu_seconds_capacity, 220);
     /* 100 x 1 + 40 x 0.5 + 60 x 0.5 + 20 x 0.5 */
-    assert_float_equal(r.gpu_seconds_busy, 160, EPS);
-    assert_float_equal(r.gpu_seconds_idle, 60, EPS);
-    assert_float_equal(r.occupancy, 160.0 / 220.0, EPS);
+    assert_near(r.gpu_seconds_busy, 160);
+    assert_near(r.gpu_seconds_idle, 60);
+    assert_near(r.occupancy, 160.0 / 220.0);
     /* finished runs are 10 iterations long; r2 did 2, at 20 s / 2 = 10 s
      * an iteration: 8 more x 10 s = 80 trial-seconds, x 0.5 GPU */
-    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
-    assert_float_equal(r.gpu_seconds_saved_by_stopping, 40, EPS);
+    assert_near(r.trial_seconds_saved_by_stopping, 80);
+    assert_near(r.gpu_seconds_saved_by_stopping, 40);
     /* the retry began at step 4: steps 1..3 (to 1030) were kept, 1030 ..
      * 1040 lost: 10 trial-seconds, x 0.5 GPU */
-    assert_float_equal(r.trial_seconds_lost_to_failures, 10, EPS);
-    assert_float_equal(r.gpu_seconds_lost_to_failures, 5, EPS);
-    assert_float_equal(r.trial_seconds, 220, EPS);
+    assert_near(r.trial_seconds_lost_to_failures, 10);
+    assert_near(r.gpu_seconds_lost_to_failures, 5);
+    assert_near(r.trial_seconds, 220);
     /* 0.1, r0's step 10 at 1100 */
-    assert_float_equal(r.best_value, 0.1, EPS);
-    assert_float_equal(r.time_to_best_seconds, 100, EPS);
-    assert_float_equal(r.mean_gpu_utilization, 55, EPS);
+    assert_near(r.best_value, 0.1);
+    assert_near(r.time_to_best_seconds, 100);
+    assert_near(r.mean_gpu_utilization, 55);
     /* 220 GPU-seconds = 0.0611 GPU-hours x 3 USD; 2 finished runs */
-    assert_float_equal(r.cost, 220.0 / 3600 * 3, EPS);
-    assert_float_equal(r.cost_per_finished_run, 220.0 / 3600 * 3 / 2, EPS);
+    assert_near(r.cost, 220.0 / 3600 * 3);
+    assert_near(r.cost_per_finished_run, 220.0 / 3600 * 3 / 2);
 }
 
 /* Without an inventory, the GPUs are the most held at once: at 1050,
@@ -139,11 +146,11 @@ static void test_gpus_from_the_peak(void **state)
     s.d.gpus = -1;
     s.attempts[2].start = 1061;
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.gpus, 1.5, EPS);
+    assert_near(r.gpus, 1.5);
     make(&s);
     s.d.gpus = -1;
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.gpus, 2, EPS);
+    assert_near(r.gpus, 2);
 }
 
 /* A retry that redid everything (its first step is 1) kept nothing: the
@@ -160,18 +167,18 @@ static void test_lost_when_nothing_was_kept(void **state)
         if (s.points[i].run == 1 && s.points[i].time >= 1050)
             s.points[i].step -= 3; /* steps 1..7 again */
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.trial_seconds_lost_to_failures, 40, EPS);
-    assert_float_equal(r.gpu_seconds_lost_to_failures, 20, EPS);
+    assert_near(r.trial_seconds_lost_to_failures, 40);
+    assert_near(r.gpu_seconds_lost_to_failures, 20);
     make(&s);
     s.runs[1].state = SW_RUN_FAILED;
     s.attempts[1].outcome = SW_ATT_TIMEOUT;
     s.d.n_attempts = 3; /* keep r1's first attempt only: r2 moves up */
     s.attempts[2] = s.attempts[3];
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.trial_seconds_lost_to_failures, 40, EPS);
+    assert_near(r.trial_seconds_lost_to_failures, 40);
     assert_int_equal(r.failed, 1);
     /* the sweep now ends at 1100: 2 GPUs x 100 s, one finished run */
-    assert_float_equal(r.cost_per_finished_run, 200.0 / 3600 * 3, EPS);
+    assert_near(r.cost_per_finished_run, 200.0 / 3600 * 3);
 }
 
 /* CPU trials only: no GPU figure is made up; trial-seconds carry the
@@ -191,20 +198,20 @@ static void test_cpu_only_and_no_metric(void **state)
     s.d.util = NAN;
     s.d.price = -1;
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.gpus, 0, EPS);
-    assert_float_equal(r.gpu_seconds_capacity, 0, EPS);
-    assert_float_equal(r.gpu_seconds_busy, 0, EPS);
+    assert_near(r.gpus, 0);
+    assert_near(r.gpu_seconds_capacity, 0);
+    assert_near(r.gpu_seconds_busy, 0);
     assert_true(isnan(r.occupancy));
-    assert_float_equal(r.trial_seconds, 220, EPS);
-    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
-    assert_float_equal(r.gpu_seconds_saved_by_stopping, 0, EPS);
+    assert_near(r.trial_seconds, 220);
+    assert_near(r.trial_seconds_saved_by_stopping, 80);
+    assert_near(r.gpu_seconds_saved_by_stopping, 0);
     assert_true(isnan(r.mean_gpu_utilization));
     assert_true(isnan(r.cost) && isnan(r.cost_per_finished_run));
     s.d.metric = NULL;
     s.d.n_points = 0;
     sw_report_compute(&r, &s.d);
     assert_true(isnan(r.best_value) && isnan(r.time_to_best_seconds));
-    assert_float_equal(r.trial_seconds_saved_by_stopping, 0, EPS);
+    assert_near(r.trial_seconds_saved_by_stopping, 0);
 }
 
 /* Values reported without a step count one iteration each; maximize
@@ -222,10 +229,10 @@ static void test_stepless_values_and_maximize(void **state)
             s.points[i].step = -1;
     s.d.maximize = true;
     sw_report_compute(&r, &s.d);
-    assert_float_equal(r.trial_seconds_saved_by_stopping, 80, EPS);
+    assert_near(r.trial_seconds_saved_by_stopping, 80);
     /* 5.5, r2's second value at 1060 */
-    assert_float_equal(r.best_value, 5.5, EPS);
-    assert_float_equal(r.time_to_best_seconds, 60, EPS);
+    assert_near(r.best_value, 5.5);
+    assert_near(r.time_to_best_seconds, 60);
 }
 
 /* The JSON has every key of docs/report.md, null for what is not
@@ -267,7 +274,7 @@ static void test_json_keys(void **state)
     assert_int_equal(sw_value_map_get(v, "mean_gpu_utilization")->type,
                      SW_NULL);
     assert_true(sw_value_number(sw_value_map_get(v, "occupancy"), &x));
-    assert_float_equal(x, 160.0 / 220.0, 1e-12);
+    assert_near(x, 160.0 / 220.0);
     sw_value_free(v);
     b.len = 0;
     sw_report_write_svg(&b, &s.d, &r);
