@@ -18,6 +18,7 @@
 
 #include "orchestrator/report.h"
 #include "sweeps/json.h"
+#include "testutil.h"
 
 /* a == b in doubles, within a relative 1e-9 (cmocka's own compares
  * floats) */
@@ -283,6 +284,82 @@ static void test_json_keys(void **state)
     sw_buf_dispose(&b);
 }
 
+static sw_run_rec a_run(char *id, int64_t idx, sw_run_state state, double start,
+                        double end, char *gpus)
+{
+    sw_run_rec r = {.id = id,
+                    .sweep_id = "s1",
+                    .idx = idx,
+                    .cell = "c",
+                    .params = "{}",
+                    .argv = "[\"t\"]",
+                    .state = state,
+                    .attempts = idx + 1,
+                    .started_at = start,
+                    .ended_at = end,
+                    .gpus = gpus};
+    return r;
+}
+
+/* A store from before the attempts table (run s1-1 has no row in it), a
+ * run whose second attempt is still running (up to `now`), and an
+ * inventory of a GPU and a GPU in MIG mode split 3 + 4 slices: 1 + 3/7
+ * + 4/7 = 2 GPUs; s1-1 held the 3-slice MIG device, 3/7 of a GPU. */
+static void test_load_from_a_store(void **state)
+{
+    char dir[] = "/tmp/sw_report_XXXXXX", *path;
+    sw_sweep_rec s = {.id = "s1",
+                      .file = "sweep.yaml",
+                      .config = "method: grid\n",
+                      .method = "grid",
+                      .metric = "loss",
+                      .goal = "minimize",
+                      .state = "running",
+                      .cwd = "/",
+                      .parallel = 2,
+                      .gpus = "1,1:mig=3g.40gb+4g.40gb"};
+    sw_run_rec r1 = a_run("s1-1", 0, SW_RUN_FINISHED, 100, 200,
+                          "{\"devices\": [\"1/0\"], \"share\": 1}");
+    sw_run_rec r2 = a_run("s1-2", 1, SW_RUN_RUNNING, 160, 0,
+                          "{\"devices\": [\"0\"], \"share\": 0.5}");
+    sw_attempt_rec a = {.run_id = "s1-2",
+                        .attempt = 1,
+                        .started_at = 100,
+                        .ended_at = 150,
+                        .outcome = "failed",
+                        .gpus = r2.gpus,
+                        .gpu = 0.5};
+    sw_report_data d;
+    sw_store *st;
+    sw_report r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    path = sw_aprintf("%s/sweep.db", dir);
+    assert_int_equal(sw_store_open(&st, path, true), SW_OK);
+    assert_int_equal(sw_store_put_sweep(st, &s), SW_OK);
+    assert_int_equal(sw_store_put_run(st, &r1), SW_OK);
+    assert_int_equal(sw_store_put_run(st, &r2), SW_OK);
+    assert_int_equal(sw_store_put_attempt(st, &a), SW_OK);
+    assert_int_equal(sw_store_put_attempt(st, &a), SW_OK); /* replaced */
+    assert_int_equal(sw_report_load(st, NULL, -1, 300, &d), SW_OK);
+    assert_int_equal(d.n_attempts, 3);
+    assert_int_equal(d.attempts[2].outcome, SW_ATT_RUNNING);
+    sw_report_compute(&r, &d);
+    assert_near(r.gpus, 2);
+    assert_near(r.wall_seconds, 200);
+    /* 100 s x 3/7 + 50 s x 0.5 + (300 - 160) s x 0.5 */
+    assert_near(r.gpu_seconds_busy, 100.0 * 3 / 7 + 25 + 70);
+    assert_near(r.trial_seconds, 290);
+    /* the running retry reported nothing: the failed 50 s are lost */
+    assert_near(r.gpu_seconds_lost_to_failures, 25);
+    sw_report_data_dispose(&d);
+    assert_int_equal(sw_report_load(st, "nope", -1, 300, &d), SW_ENOTFOUND);
+    sw_store_close(st);
+    sw_test_rm_tree(dir);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_cpu_only_and_no_metric),
         cmocka_unit_test(test_stepless_values_and_maximize),
         cmocka_unit_test(test_json_keys),
+        cmocka_unit_test(test_load_from_a_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
