@@ -59,19 +59,58 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The points of each run: points[order[first[run] .. first[run + 1])],
+ * in the order they arrived. */
+typedef struct {
+    const sw_report_data *d;
+    size_t *order, *first;
+} by_run;
+
+static void index_points(by_run *ix, const sw_report_data *d)
+{
+    size_t i, *fill;
+
+    ix->d = d;
+    ix->order = sw_calloc(d->n_points + 1, sizeof(*ix->order));
+    ix->first = sw_calloc(d->n_runs + 2, sizeof(*ix->first));
+    fill = sw_calloc(d->n_runs + 1, sizeof(*fill));
+    for (i = 0; i < d->n_points; i++)
+        if (d->points[i].run < d->n_runs)
+            ix->first[d->points[i].run + 1]++;
+    for (i = 0; i < d->n_runs; i++)
+        ix->first[i + 1] += ix->first[i];
+    for (i = 0; i < d->n_points; i++) {
+        size_t run = d->points[i].run;
+
+        if (run < d->n_runs)
+            ix->order[ix->first[run] + fill[run]++] = i;
+    }
+    free(fill);
+}
+
+static void index_dispose(by_run *ix)
+{
+    free(ix->order);
+    free(ix->first);
+}
+
+/* The k-th point of run `run` (k from 0 to its count). */
+#define RUN_POINT(ix, run, k)                                                  \
+    (&(ix)->d->points[(ix)->order[(ix)->first[run] + (k)]])
+#define RUN_POINTS(ix, run) ((ix)->first[(run) + 1] - (ix)->first[run])
+
 /* The iterations run `run` reported between t0 and t1 (inclusive): its
  * distinct steps of the metric, each value without a step counting as
  * one. */
-static size_t iterations(const sw_report_data *d, size_t run, double t0,
-                         double t1)
+static size_t iterations(const by_run *ix, size_t run, double t0, double t1)
 {
-    int64_t *steps = malloc((d->n_points + 1) * sizeof(*steps));
-    size_t i, n = 0, k = 0, bare = 0;
+    size_t i, n = 0, k = 0, bare = 0, np = RUN_POINTS(ix, run);
+    int64_t *steps = malloc((np + 1) * sizeof(*steps));
 
-    for (i = 0; i < d->n_points; i++) {
-        const sw_report_point *p = &d->points[i];
+    for (i = 0; i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, run, i);
 
-        if (p->run != run || p->time < t0 || p->time > t1)
+        if (p->time < t0 || p->time > t1)
             continue;
         if (p->step < 0)
             bare++;
@@ -85,24 +124,41 @@ static size_t iterations(const sw_report_data *d, size_t run, double t0,
     return k + bare;
 }
 
-/* The most GPUs held at once (attempts start and end at their times). */
+typedef struct {
+    double t, g; /* g < 0: an end */
+} edge;
+
+/* Ends before starts at the same time: an attempt holds [start, end). */
+static int cmp_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->g > y->g) - (x->g < y->g);
+}
+
+/* The most GPUs held at once. */
 static double peak_gpus(const sw_report_data *d)
 {
-    double peak = 0, held;
-    size_t i, j;
+    edge *e = malloc((2 * d->n_attempts + 1) * sizeof(*e));
+    double held = 0, peak = 0;
+    size_t i, n = 0;
 
     for (i = 0; i < d->n_attempts; i++) {
         const sw_report_attempt *a = &d->attempts[i];
 
-        held = 0;
-        for (j = 0; j < d->n_attempts; j++) {
-            const sw_report_attempt *b = &d->attempts[j];
-
-            if (b->start <= a->start && a->start < b->end)
-                held += b->gpu;
-        }
+        if (!(a->gpu > 0) || !(a->end > a->start))
+            continue;
+        e[n++] = (edge){a->start, a->gpu};
+        e[n++] = (edge){a->end, -a->gpu};
+    }
+    qsort(e, n, sizeof(*e), cmp_edge);
+    for (i = 0; i < n; i++) {
+        held += e[i].g;
         peak = fmax(peak, held);
     }
+    free(e);
     return peak;
 }
 
@@ -145,18 +201,18 @@ static size_t last_attempt(const sw_report_data *d, size_t run)
 
 /* A stopped run would have gone on to the finished runs' length
  * (`full` iterations) at the pace of its last attempt. */
-static void saved(sw_report *r, const sw_report_data *d, size_t run,
-                  size_t full)
+static void saved(sw_report *r, const by_run *ix, size_t run, size_t full)
 {
+    const sw_report_data *d = ix->d;
     size_t last = last_attempt(d, run), done, k, i;
     const sw_report_attempt *a;
     double pace, spent = 0, more;
 
-    done = iterations(d, run, -INFINITY, INFINITY);
+    done = iterations(ix, run, -INFINITY, INFINITY);
     if (last == d->n_attempts || done == 0 || done >= full)
         return;
     a = &d->attempts[last];
-    k = iterations(d, run, a->start, a->end);
+    k = iterations(ix, run, a->start, a->end);
     for (i = 0; i < d->n_attempts; i++)
         spent += d->attempts[i].run == run ? duration(&d->attempts[i]) : 0;
     pace = k > 0 ? duration(a) / (double)k : spent / (double)done;
@@ -165,19 +221,20 @@ static void saved(sw_report *r, const sw_report_data *d, size_t run,
     r->gpu_seconds_saved_by_stopping += more * a->gpu;
 }
 
-static void stopping(sw_report *r, const sw_report_data *d)
+static void stopping(sw_report *r, const by_run *ix)
 {
+    const sw_report_data *d = ix->d;
     size_t i, full = 0, n;
 
     for (i = 0; i < d->n_runs; i++) {
         if (d->runs[i].state != SW_RUN_FINISHED)
             continue;
-        n = iterations(d, i, -INFINITY, INFINITY);
+        n = iterations(ix, i, -INFINITY, INFINITY);
         full = n > full ? n : full;
     }
     for (i = 0; i < d->n_runs && full > 0; i++)
         if (d->runs[i].state == SW_RUN_STOPPED)
-            saved(r, d, i, full);
+            saved(r, ix, i, full);
 }
 
 /* Until when attempt `a` (of index ai) did work that the next attempt
@@ -185,34 +242,37 @@ static void stopping(sw_report *r, const sw_report_data *d)
  * first step the next one reported (it resumed from its checkpoint
  * after those); its start when the next one redid everything, or when
  * there is no next one. */
-static double kept_until(const sw_report_data *d, size_t ai)
+static double kept_until(const by_run *ix, size_t ai)
 {
+    const sw_report_data *d = ix->d;
     const sw_report_attempt *a = &d->attempts[ai], *next = NULL;
+    size_t np = RUN_POINTS(ix, a->run);
     int64_t first = -1;
     double kept = a->start;
     size_t i;
 
     if (ai + 1 < d->n_attempts && d->attempts[ai + 1].run == a->run)
         next = &d->attempts[ai + 1];
-    for (i = 0; next && i < d->n_points; i++) {
-        const sw_report_point *p = &d->points[i];
+    for (i = 0; next && i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
-        if (p->run == a->run && p->step >= 0 && p->time >= next->start &&
-            p->time <= next->end && (first < 0 || p->step < first))
+        if (p->step >= 0 && p->time >= next->start && p->time <= next->end &&
+            (first < 0 || p->step < first))
             first = p->step;
     }
-    for (i = 0; first >= 0 && i < d->n_points; i++) {
-        const sw_report_point *p = &d->points[i];
+    for (i = 0; first >= 0 && i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
-        if (p->run == a->run && p->step >= 0 && p->step < first &&
-            p->time >= a->start && p->time <= a->end)
+        if (p->step >= 0 && p->step < first && p->time >= a->start &&
+            p->time <= a->end)
             kept = fmax(kept, p->time);
     }
     return fmin(kept, a->end);
 }
 
-static void failures(sw_report *r, const sw_report_data *d)
+static void failures(sw_report *r, const by_run *ix)
 {
+    const sw_report_data *d = ix->d;
     double lost;
     size_t i;
 
@@ -221,7 +281,7 @@ static void failures(sw_report *r, const sw_report_data *d)
 
         if (!failure(a->outcome) || !(a->start > 0))
             continue;
-        lost = fmax(0, a->end - kept_until(d, i));
+        lost = fmax(0, a->end - kept_until(ix, i));
         r->trial_seconds_lost_to_failures += lost;
         r->gpu_seconds_lost_to_failures += lost * a->gpu;
     }
@@ -262,12 +322,16 @@ static void counts(sw_report *r, const sw_report_data *d)
 
 void sw_report_compute(sw_report *r, const sw_report_data *d)
 {
+    by_run ix;
+
     memset(r, 0, sizeof(*r));
+    index_points(&ix, d);
     counts(r, d);
     totals(r, d);
-    stopping(r, d);
-    failures(r, d);
+    stopping(r, &ix);
+    failures(r, &ix);
     best(r, d);
+    index_dispose(&ix);
     r->mean_gpu_utilization = d->util;
     r->cost = r->cost_per_finished_run = NAN;
     if (d->price >= 0) {
