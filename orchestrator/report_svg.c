@@ -94,7 +94,8 @@ static bool overlaps(const bar *x, double start, double end, double off,
 }
 
 /* Places a bar of height h (a share, 0..1) at the lowest offset where it
- * overlaps no other bar of the lane; its offset. */
+ * overlaps no other bar of the lane (candidates: 0 and the tops of the
+ * bars it meets in time); its offset. */
 static double place(lane *l, double start, double end, double h)
 {
     double cand[64], best = 0;
@@ -103,7 +104,8 @@ static double place(lane *l, double start, double end, double h)
 
     cand[0] = 0;
     for (i = 0; i < l->n && nc < 64; i++)
-        cand[nc++] = l->bars[i].off + l->bars[i].h;
+        if (l->bars[i].start < end && start < l->bars[i].end)
+            cand[nc++] = l->bars[i].off + l->bars[i].h;
     best = INFINITY;
     for (i = 0; i < nc; i++) {
         free_here = true;
