@@ -7,7 +7,7 @@
  * trials get lanes of their own, one per trial running at once), a bar
  * per attempt on each device it held, as tall as its share (fractional
  * trials side by side stack up), coloured by how it ended; stopped and
- * failed attempts carry a mark at their end. Below, the best value of
+ * failed attempts carry a mark inside their end. Below, the best value of
  * the sweep's metric so far, over the same time axis.
  */
 #include <math.h>
@@ -20,7 +20,7 @@
 
 #define W 1000.0    /* the plot's width */
 #define LEFT 150.0  /* room for lane names */
-#define LANE 28.0   /* a lane's height */
+#define LANE 40.0   /* a lane's height */
 #define CURVE 160.0 /* the best-value panel's height */
 #define MAX_LANES 512
 
@@ -149,6 +149,17 @@ static double xat(const axis *ax, double t)
            (ax->span > 0 ? (t - ax->r->start) / ax->span : 0) * (W - LEFT - 20);
 }
 
+/* A duration for an axis: "45 s", "12.5 min", "3.2 h". */
+static void put_duration(sw_buf *b, double s)
+{
+    if (s < 120)
+        sw_buf_printf(b, "%.3g s", s);
+    else if (s < 7200)
+        sw_buf_printf(b, "%.3g min", s / 60);
+    else
+        sw_buf_printf(b, "%.3g h", s / 3600);
+}
+
 static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                      const sw_report_attempt *a, size_t li, double off,
                      double share)
@@ -163,14 +174,15 @@ static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                   " stroke-width=\"0.5\"><title>",
                   x, y, w, h, colour(a->outcome));
     escaped(b, d->runs[a->run].id);
-    sw_buf_printf(b, ": %s, %.0f s, share %g</title></rect>\n",
-                  sw_report_outcome_name(a->outcome), a->end - a->start, share);
+    sw_buf_printf(b, ": %s, ", sw_report_outcome_name(a->outcome));
+    put_duration(b, a->end - a->start);
+    sw_buf_printf(b, ", share %g</title></rect>\n", share);
     if (a->outcome != SW_ATT_FINISHED && a->outcome != SW_ATT_RUNNING &&
         a->outcome != SW_ATT_CANCELED)
         sw_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\""
-                      " fill=\"%s\">%s</text>\n",
-                      x + w + 1, y + h / 2 + 4, colour(a->outcome),
+                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\""
+                      " fill=\"#fff\" text-anchor=\"end\">%s</text>\n",
+                      x + w - 2, y + h / 2 + 4,
                       a->outcome == SW_ATT_STOPPED ? "&#9632;" : "&#10005;");
 }
 
@@ -222,14 +234,17 @@ static void draw_best(sw_buf *b, const axis *ax, const sw_report_data *d,
     qsort(p, d->n_points, sizeof(*p), by_time);
     for (pass = 0; pass < 2; pass++) {
         span = hi > lo ? hi - lo : 1;
-        if (pass == 1)
+        if (pass == 1) {
+            sw_buf_printf(b, "<text x=\"10\" y=\"%.1f\" font-size=\"12\">best ",
+                          top + 14);
+            escaped(b, d->metric ? d->metric : "value");
             sw_buf_printf(b,
-                          "<text x=\"10\" y=\"%.1f\" font-size=\"12\">best "
-                          "so far</text>\n<text x=\"10\" y=\"%.1f\""
+                          " so far</text>\n<text x=\"10\" y=\"%.1f\""
                           " font-size=\"11\">%.6g .. %.6g</text>\n"
                           "<polyline fill=\"none\" stroke=\"#333\""
                           " stroke-width=\"1.5\" points=\"",
-                          top + 14, top + 30, lo, hi);
+                          top + 30, lo, hi);
+        }
         for (i = 0; i < d->n_points; i++) {
             if (i == 0 || (d->maximize ? p[i].value > best : p[i].value < best))
                 best = p[i].value;
@@ -246,17 +261,6 @@ static void draw_best(sw_buf *b, const axis *ax, const sw_report_data *d,
     }
     sw_buf_puts(b, "\"/>\n");
     free(p);
-}
-
-/* A duration for an axis: "45 s", "12.5 min", "3.2 h". */
-static void put_duration(sw_buf *b, double s)
-{
-    if (s < 120)
-        sw_buf_printf(b, "%.3g s", s);
-    else if (s < 7200)
-        sw_buf_printf(b, "%.3g min", s / 60);
-    else
-        sw_buf_printf(b, "%.3g h", s / 3600);
 }
 
 /* A lane's name for people: "GPU 0", "GPU 1 MIG 2", a UUID's start. */
@@ -296,18 +300,21 @@ static void draw_legend(sw_buf *b, double y)
     static const sw_report_outcome shown[] = {SW_ATT_FINISHED, SW_ATT_STOPPED,
                                               SW_ATT_FAILED, SW_ATT_CANCELED,
                                               SW_ATT_RUNNING};
+    double x = LEFT;
+    const char *name;
     size_t i;
 
-    for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+    for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        name = shown[i] == SW_ATT_FAILED    ? "failed, timeout, lost &#10005;"
+               : shown[i] == SW_ATT_STOPPED ? "stopped &#9632;"
+                                            : sw_report_outcome_name(shown[i]);
         sw_buf_printf(b,
                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\""
                       " fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\""
                       " font-size=\"11\">%s</text>\n",
-                      LEFT + i * 110.0, y, colour(shown[i]),
-                      LEFT + i * 110.0 + 16, y + 10,
-                      shown[i] == SW_ATT_FAILED
-                          ? "failed, timeout, lost"
-                          : sw_report_outcome_name(shown[i]));
+                      x, y, colour(shown[i]), x + 16, y + 10, name);
+        x += 16 + 6.5 * (double)strlen(name) + 20;
+    }
 }
 
 void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
@@ -331,9 +338,12 @@ void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
                   "<text x=\"10\" y=\"20\" font-size=\"14\">sweep ",
                   W, height, W, height);
     escaped(b, d->sweep_id);
-    sw_buf_printf(b, ": %.0f s wall, %.3g GPUs, occupancy %.0f%%</text>\n",
-                  r->wall_seconds, r->gpus,
-                  isnan(r->occupancy) ? 0 : r->occupancy * 100);
+    sw_buf_puts(b, ": ");
+    put_duration(b, r->wall_seconds);
+    sw_buf_printf(b, " wall clock, GPUs: %.3g", r->gpus);
+    if (!isnan(r->occupancy))
+        sw_buf_printf(b, ", occupancy %.0f%%", r->occupancy * 100);
+    sw_buf_puts(b, "</text>\n");
     for (i = 0; i < ls.n; i++) {
         sw_buf_printf(b, "<text x=\"10\" y=\"%.1f\" font-size=\"11\">",
                       40 + i * LANE + LANE / 2 + 4);

@@ -203,7 +203,7 @@ static void check_svg(const char *svg)
     assert_int_equal(bars, 4);
     assert_non_null(strstr(text, ": failed,"));
     assert_non_null(strstr(text, ": stopped,"));
-    assert_non_null(strstr(text, "best so far"));
+    assert_non_null(strstr(text, "best loss so far"));
     free(text);
     free(cmd);
 }
