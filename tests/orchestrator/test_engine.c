@@ -174,6 +174,32 @@ static sw_run_rec get_run(fixture *f, int n)
     return r;
 }
 
+/* The outcomes of run n's attempts (the attempts table), comma-joined,
+ * into buf; *gpu and *secs of its last one. */
+static const char *outcomes(fixture *f, int n, double *gpu, double *secs)
+{
+    static char buf[256];
+    char *id = sw_aprintf("%s-%d", f->e->sweep.id, n);
+    sw_attempt_rec *a;
+    size_t na, i, len = 0;
+
+    buf[0] = 0;
+    assert_int_equal(sw_store_list_attempts(f->e->st, f->e->sweep.id, &a, &na),
+                     SW_OK);
+    for (i = 0; i < na; i++) {
+        if (strcmp(a[i].run_id, id) == 0) {
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+                                    len ? "," : "", a[i].outcome);
+            *gpu = a[i].gpu;
+            *secs = a[i].ended_at - a[i].started_at;
+        }
+        sw_attempt_rec_dispose(&a[i]);
+    }
+    free(a);
+    free(id);
+    return buf;
+}
+
 static int64_t count_runs(fixture *f, const char *state)
 {
     sw_run_rec *runs;
@@ -269,6 +295,8 @@ static void test_launch_failures_count_and_back_off(void **state)
     sw_run_rec r = get_run(f, 5);
     assert_string_equal(r.reason, "cannot start: fake: cannot start");
     sw_run_rec_dispose(&r);
+    double gpu, secs;
+    assert_string_equal(outcomes(f, 5, &gpu, &secs), "not started");
     /* backed off 0.1 + 0.2 + 0.4 + 0.8 s between the five */
     assert_true(f->clock.now - 1000 >= 1.5 - 1e-9);
 }
@@ -314,6 +342,9 @@ static void test_timeout_with_exit_0_is_a_failure(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_int_equal(f->fx->terms, 1);
     sw_run_rec_dispose(&r);
+    double gpu, secs;
+    assert_string_equal(outcomes(f, 1, &gpu, &secs), "timeout");
+    assert_true(gpu == 0);
 }
 
 static void test_sigkill_after_the_grace_period(void **state)
@@ -479,6 +510,8 @@ static void test_lost_attempt_leaves_the_retries(void **state)
     assert_string_equal(sw_run_state_name(r.state), "finished");
     assert_int_equal(r.attempts, 3);
     sw_run_rec_dispose(&r);
+    double gpu, secs;
+    assert_string_equal(outcomes(f, 1, &gpu, &secs), "lost,failed,finished");
 }
 
 /* A run lost again and again ends, failed, after its fourth loss. */
@@ -886,6 +919,18 @@ static void test_gpus_pack_and_never_oversubscribe(void **state)
     assert_string_equal(r.gpus, "{\"devices\": [\"0\"], \"share\": 0.25,"
                                 " \"memory\": 0}");
     sw_run_rec_dispose(&r);
+    /* each attempt's GPUs: a quarter of GPU 0, or of a 3-slice MIG
+     * device (3/7 of GPU 1), for its 10 s on the fake clock */
+    double gpu, secs;
+    for (i = 1; i <= 30; i++) {
+        r = get_run(f, (int)i);
+        assert_string_equal(outcomes(f, (int)i, &gpu, &secs), "finished");
+        assert_true(
+            fabs(gpu - (strstr(r.gpus, "\"0\"") ? 0.25 : 0.25 * 3 / 7)) <
+            1e-12);
+        assert_true(fabs(secs - 10) < 1e-6);
+        sw_run_rec_dispose(&r);
+    }
 }
 
 /* Without parallel, as many trials as the devices hold; 2-GPU trials
