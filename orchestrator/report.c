@@ -179,7 +179,7 @@ static void totals(sw_report *r, const sw_report_data *d)
         r->failed_attempts += failure(a->outcome);
     }
     r->wall_seconds = isnan(r->start) ? 0 : fmax(0, r->end - r->start);
-    r->gpus = d->gpus >= 0 ? d->gpus : peak_gpus(d);
+    r->gpus = fmax(d->gpus, peak_gpus(d)); /* a resume may add devices */
     r->gpu_seconds_capacity = r->gpus * r->wall_seconds;
     r->gpu_seconds_idle =
         fmax(0, r->gpu_seconds_capacity - r->gpu_seconds_busy);

@@ -152,6 +152,13 @@ static void test_gpus_from_the_peak(void **state)
     s.d.gpus = -1;
     sw_report_compute(&r, &s.d);
     assert_near(r.gpus, 2);
+    /* an inventory smaller than what was held (resumed with more
+     * devices): what was held */
+    make(&s);
+    s.d.gpus = 1;
+    sw_report_compute(&r, &s.d);
+    assert_near(r.gpus, 2);
+    assert_true(r.occupancy <= 1);
 }
 
 /* A retry that redid everything (its first step is 1) kept nothing: the
