@@ -3,7 +3,7 @@
  * store: a sweep's runs, every attempt of each, its metric's values and
  * the inventory it packed on, as plain data (report.h).
  *
- * Attempts come from the attempts table (schema 9). A run's last attempt
+ * Attempts come from the attempts table (schema 10). A run's last attempt
  * that has no row there (a store from before the table, or an attempt
  * still running) is made from the run's own row, its GPUs counted from
  * runs.gpus. How much of a GPU a device is (a MIG slice is its slices'
