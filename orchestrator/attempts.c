@@ -4,8 +4,9 @@
  * time of a failed attempt that was retried is counted from here.
  *
  * Called by finish() (lifecycle.c) once it has decided what the end
- * means for the run, so the outcome follows from the run's record: the
- * state it went to, and why. The row is keyed by (run, attempt), so an
+ * means for the run, so the outcome follows from the state the run went
+ * to, and from how the attempt ended (it could not start; it was lost;
+ * it ran out of time). The row is keyed by (run, attempt), so an
  * end recorded twice (a resume that finds it again) is one row.
  */
 #include <string.h>
@@ -13,12 +14,9 @@
 #include "orchestrator/engine_internal.h"
 
 /* What the attempt came to, as finish() decided it: the run's state for
- * an end that was final or a retry, the reason for a failed one
- * (failure_reason() in lifecycle.c words them). */
-static const char *outcome(const sw_slot *s, bool started)
+ * a stopped, canceled or finished one; else how it ended. */
+static const char *outcome(const sw_slot *s, bool started, bool lost)
 {
-    const char *why = s->rec.reason ? s->rec.reason : "";
-
     switch (s->rec.state) {
     case SW_RUN_FINISHED:
         return "finished";
@@ -33,12 +31,13 @@ static const char *outcome(const sw_slot *s, bool started)
         return "not started";
     if (s->why && strcmp(s->why, "timeout") == 0)
         return "timeout";
-    if (strncmp(why, "lost", 4) == 0)
+    if (lost)
         return "lost";
     return "failed";
 }
 
-int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started)
+int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
+                           bool lost)
 {
     sw_attempt_rec a;
 
@@ -47,7 +46,7 @@ int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started)
     a.attempt = s->rec.attempts;
     a.started_at = s->rec.started_at;
     a.ended_at = s->rec.ended_at;
-    a.outcome = (char *)outcome(s, started);
+    a.outcome = (char *)outcome(s, started, lost);
     a.reason = s->rec.reason;
     a.has_exit = s->rec.has_exit;
     a.exit_code = s->rec.exit_code;

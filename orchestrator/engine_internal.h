@@ -311,8 +311,9 @@ double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s);
 
 /* attempts.c: records the attempt of `s` as it ended (after finish()
  * decided what it means for its run); `started` is false for an attempt
- * that could not be started. */
-int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started);
+ * that could not be started, `lost` true for one the executor lost. */
+int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
+                           bool lost);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -599,7 +599,8 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
         failed_attempt(e, s, x, how, msg);
     }
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK ||
-        (error = sw_engine__put_attempt(e, s, how != END_START_FAILED)))
+        (error = sw_engine__put_attempt(e, s, how != END_START_FAILED,
+                                        how == END_LOST)))
         return sw_engine__fatal(e, error);
     sw_engine__report_end(e, s);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
