@@ -82,6 +82,13 @@ pid_t sw_h_start(const sw_h *h, const char *const *args)
     pid_t pid = spawn(h, args, out);
 
     free(out);
+    /* never hand back -1 (or 0): a test that then kills "the sweep"
+     * would signal every process it may (kill(-1, ...)) */
+    if (pid <= 0) {
+        fprintf(stderr, "harness: cannot start %s (is SW_BIN set?)\n",
+                getenv("SW_BIN") ? getenv("SW_BIN") : "sweep");
+        exit(1);
+    }
     return pid;
 }
 
@@ -90,6 +97,8 @@ int sw_h_wait(pid_t pid, double secs)
     struct timespec ts = {0, 10 * 1000 * 1000};
     int status, waited = 0;
 
+    if (pid <= 0)
+        return -1; /* kill() below must never see -1 or 0 */
     while (waited < (int)(secs * 100)) {
         if (waitpid(pid, &status, WNOHANG) == pid)
             return WIFEXITED(status) ? WEXITSTATUS(status)
