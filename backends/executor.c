@@ -16,19 +16,35 @@ typedef struct {
     int (*make)(sw_executor **out, char *const *args);
 } maker;
 
-/* The local executor has no arguments of its own. */
-static int make_local(sw_executor **out, char *const *args)
+/* SW_EINVALID when an executor without arguments of its own is given
+ * some. */
+static int no_args(const char *name, char *const *args)
 {
     if (args && args[0])
         return sw_error_set(SW_EINVALID,
-                            "the local backend takes no backend arguments "
+                            "the %s backend takes no backend arguments "
                             "('%s'): they are for --backend slurm",
-                            args[0]);
-    return sw_executor_local_new(out);
+                            name, args[0]);
+    return SW_OK;
+}
+
+static int make_local(sw_executor **out, char *const *args)
+{
+    int error = no_args("local", args);
+
+    return error ? error : sw_executor_local_new(out);
+}
+
+static int make_sim(sw_executor **out, char *const *args)
+{
+    int error = no_args("sim", args);
+
+    return error ? error : sw_executor_sim_new(out);
 }
 
 static const maker makers[] = {
     {"local", make_local},
+    {"sim", make_sim},
     {"slurm", sw_executor_slurm_new},
 };
 

@@ -1,6 +1,6 @@
 /*
  * executor.h - where trials run: the interface every executor implements
- * (local processes, Slurm jobs; a simulated cluster later), the one
+ * (local processes, Slurm jobs, a simulated cluster), the one
  * factory that makes them by name, and the one-line wrappers the engine
  * calls.
  *
@@ -33,6 +33,14 @@
  * orchestrator, and a new orchestrator must be able to adopt it from its
  * handle and its attempt folder, and learn how it ended even if it ended
  * while no orchestrator was running.
+ *
+ * Version 3 adds time: an executor may keep its own clock (clock() not
+ * NULL and returning one), as the simulated cluster keeps a virtual one.
+ * The engine then reads its time from that clock, and a driver moves it
+ * with advance() instead of sleeping. Such an executor's fd() is >= 0
+ * exactly while it waits for something real (a surrogate process): the
+ * driver waits for the descriptor, and does not advance the clock
+ * meanwhile. Real executors leave both entries NULL.
  */
 #ifndef SW_EXECUTOR_H
 #define SW_EXECUTOR_H
@@ -40,6 +48,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/clock.h"
 #include "sweeps/spec.h" /* sw_resources: what a trial asks for */
 
 typedef struct {
@@ -117,15 +126,21 @@ typedef struct {
     /* Moves the oldest queued event to *out: 1, or 0 when none. */
     int (*next_event)(sw_executor *ex, sw_job_event *out);
     void (*free)(sw_executor *ex);
+    /* Version 3. The executor's own clock; NULL (or a NULL entry): the
+     * engine keeps the system's. The executor owns it. */
+    const sw_clock *(*clock)(sw_executor *ex);
+    /* Version 3, with clock(): moves that clock forward to monotonic time
+     * `mono` (never back). */
+    void (*advance)(sw_executor *ex, double mono);
 } sw_executor_methods;
 
-#define SW_EXECUTOR_VERSION 2
+#define SW_EXECUTOR_VERSION 3
 
 struct sw_executor {
     const sw_executor_methods *methods;
 };
 
-/* Makes the executor called `name` ("local", "slurm"); SW_EINVALID, with
+/* Makes the executor called `name` ("local", "slurm", "sim"); SW_EINVALID, with
  * the names there are, for another name. Make executors before starting
  * threads: the local one forks its supervisor. */
 int sw_executor_new(sw_executor **out, const char *name);
@@ -143,6 +158,18 @@ int sw_executor_local_new(sw_executor **out);
  * `sbatch_args` (copied; NULL: none) go to every sbatch. SW_EINVALID for
  * an argument that is not an option. */
 int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args);
+
+/* The simulated cluster (sim.c): each attempt's process prints its whole
+ * learning curve at once, which is replayed on a virtual clock. */
+int sw_executor_sim_new(sw_executor **out);
+
+/* Makes the simulated executor `ex` kill an attempt at a uniformly drawn
+ * point of its curve with probability `fail_rate` (0 to 1), drawn from
+ * `seed`, the run and the attempt: the same seed fails the same
+ * attempts. SW_EINVALID when `ex` is not the simulated executor or the
+ * rate is out of range. */
+int sw_executor_sim_set_failures(sw_executor *ex, double fail_rate,
+                                 uint64_t seed);
 
 static inline const char *sw_executor_name(const sw_executor *ex)
 {
@@ -184,6 +211,20 @@ static inline int sw_executor_process(sw_executor *ex, double now)
 static inline int sw_executor_next_event(sw_executor *ex, sw_job_event *out)
 {
     return ex->methods->next_event(ex, out);
+}
+
+/* The executor's virtual clock; NULL for one that runs in real time. */
+static inline const sw_clock *sw_executor_clock(sw_executor *ex)
+{
+    return ex->methods->version >= 3 && ex->methods->clock
+               ? ex->methods->clock(ex)
+               : NULL;
+}
+
+/* Moves the executor's virtual clock to `mono`; only with a clock. */
+static inline void sw_executor_advance(sw_executor *ex, double mono)
+{
+    ex->methods->advance(ex, mono);
 }
 
 static inline void sw_executor_free(sw_executor *ex)

@@ -1,0 +1,678 @@
+/*
+ * sim.c - the simulated cluster, `--backend sim`: attempts run on a
+ * virtual clock, so a sweep of thousands of GPU-hours is played in
+ * seconds while the engine, its stopping rule, its search and its store
+ * run as they do for real.
+ *
+ * Each attempt's process (a surrogate) is started at once, for real, with
+ * SWEEP_SIMULATE=1 in its environment; it prints its whole learning curve
+ * as `@metrics` lines, each of which may carry `_seconds`, the virtual
+ * seconds that step took (default 1). Its output goes to a file beside
+ * the run's logs (simulated.out). When the process has exited, the curve
+ * is replayed: line i is appended to the run's stdout.log at the launch's
+ * virtual time plus the seconds of lines 0..i, so the engine reads it
+ * "live", and the attempt ends, with the process's exit status, when its
+ * last line's time comes. A cancel at virtual time t ends it at t (killed
+ * by SIGTERM, or SIGKILL when forced); the lines after t never appear.
+ *
+ * Invariants: the clock moves only through advance(), and never while a
+ * surrogate runs (fd() is then a descriptor that becomes readable when
+ * one exits, and the driver waits on it), so what a surrogate prints
+ * never depends on real time. With a failure rate P, an attempt dies
+ * (exit 1) at a uniformly drawn time of its curve with probability P;
+ * the draw is a hash of the seed, the run's index and the attempt
+ * number, so a seed fails the same attempts whatever the launch order.
+ * A simulation cannot outlive its orchestrator: adopt() answers
+ * SW_JOB_NOT_STARTED, and the run goes again.
+ */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
+#include "backends/executor.h"
+#include "sweeps/buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CURVE_MAX (256 << 20) /* bytes of a surrogate's output, at most */
+
+typedef struct {
+    sw_clock base; /* first: the clock's functions cast back */
+    double mono0, wall0;
+    double now; /* virtual seconds since the executor was made */
+} vclock;
+
+typedef struct {
+    char *key;
+    char *curve_path; /* the surrogate's stdout */
+    char *stderr_path;
+    int out_fd; /* the run's stdout.log, appended to */
+    pid_t pid;  /* the surrogate; 0 once reaped */
+    int pidfd;
+    double start; /* virtual mono of its launch */
+    char *text;   /* the surrogate's whole output */
+    size_t len, written;
+    size_t *ends; /* line i is text[ends[i-1] .. ends[i]) */
+    double *at;   /* and appears at virtual mono at[i] */
+    size_t n, next;
+    double end_at; /* when it ends, as exit says */
+    sw_exit exit;
+    uint64_t draw;     /* the failure draw's key */
+    int cancel_signal; /* canceled while its surrogate ran; 0: not */
+} job;
+
+typedef struct {
+    sw_executor base;
+    vclock clock;
+    job **jobs;
+    size_t n, cap;
+    sw_job_event *queue;
+    size_t qhead, qn, qcap;
+    int epfd;
+    size_t surrogates; /* jobs whose process still runs */
+    double fail_rate;
+    uint64_t seed;
+} sim;
+
+static const sw_executor_methods sim_methods;
+
+/* ---- the virtual clock ---------------------------------------------- */
+
+static double vclock_mono(const sw_clock *c)
+{
+    const vclock *v = (const vclock *)c;
+
+    return v->mono0 + v->now;
+}
+
+static double vclock_wall(const sw_clock *c)
+{
+    const vclock *v = (const vclock *)c;
+
+    return v->wall0 + v->now;
+}
+
+static double real_clock(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_mono(const sim *x)
+{
+    return vclock_mono(&x->clock.base);
+}
+
+/* ---- events and jobs -------------------------------------------------- */
+
+static void push_event(sim *x, sw_job_event_kind kind, const char *key,
+                       const char *handle, const sw_exit *exit,
+                       const char *message)
+{
+    sw_job_event *ev;
+
+    sw_grow(&x->queue, &x->qcap, x->qn + 1, sizeof(*x->queue));
+    ev = &x->queue[x->qn++];
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = kind;
+    ev->key = sw_strdup(key);
+    ev->handle = handle ? sw_strdup(handle) : NULL;
+    ev->message = message ? sw_strdup(message) : NULL;
+    if (exit)
+        ev->exit = *exit;
+}
+
+static job *find_job(const sim *x, const char *key, size_t *at)
+{
+    size_t i;
+
+    for (i = 0; i < x->n; i++)
+        if (strcmp(x->jobs[i]->key, key) == 0) {
+            if (at)
+                *at = i;
+            return x->jobs[i];
+        }
+    return NULL;
+}
+
+static void free_job(job *j)
+{
+    if (!j)
+        return;
+    if (j->out_fd >= 0)
+        close(j->out_fd);
+    if (j->pidfd >= 0)
+        close(j->pidfd);
+    free(j->key);
+    free(j->curve_path);
+    free(j->stderr_path);
+    free(j->text);
+    free(j->ends);
+    free(j->at);
+    free(j);
+}
+
+/* Forgets job `j` (its end has been queued). */
+static void drop_job(sim *x, job *j)
+{
+    size_t i;
+
+    if (find_job(x, j->key, &i))
+        x->jobs[i] = x->jobs[--x->n];
+    free_job(j);
+}
+
+/* Queues the end of job `j` and forgets it. */
+static void end_job(sim *x, job *j, const sw_exit *how)
+{
+    push_event(x, SW_JOB_ENDED, j->key, NULL, how, NULL);
+    drop_job(x, j);
+}
+
+/* ---- the failure draw ------------------------------------------------- */
+
+static uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The value of NAME in a launch's environment; NULL when unset. */
+static const char *launch_env(const sw_launch *l, const char *name)
+{
+    size_t n = strlen(name), i;
+
+    for (i = 0; l->env && l->env[i]; i++)
+        if (strncmp(l->env[i], name, n) == 0 && l->env[i][n] == '=')
+            return l->env[i] + n + 1;
+    return NULL;
+}
+
+/* What the draw of an attempt depends on: the run's key without its
+ * sweep's id (a new id each sweep), and the attempt number. */
+static uint64_t draw_key(const sw_launch *l)
+{
+    const char *sweep = launch_env(l, "SWEEP_ID"), *run = l->key;
+    size_t n = sweep ? strlen(sweep) : 0;
+
+    if (n && strncmp(run, sweep, n) == 0)
+        run += n;
+    return hash_str(hash_str(0xcbf29ce484222325ull, run),
+                    launch_env(l, "SWEEP_ATTEMPT"));
+}
+
+/* Two numbers in [0, 1) for the attempt: whether it fails, and where. */
+static void draw(const sim *x, const job *j, double *u, double *v)
+{
+    uint64_t a = mix(x->seed ^ j->draw), b = mix(a);
+
+    *u = (double)(a >> 11) / 9007199254740992.0;
+    *v = (double)(b >> 11) / 9007199254740992.0;
+}
+
+/* ---- reading a curve -------------------------------------------------- */
+
+/* The virtual seconds a line stands for: its `_seconds` when it is a
+ * @metrics line that has a non-negative finite one, 1 for another
+ * @metrics line, 0 for any other line. */
+static double line_seconds(const char *p, size_t n)
+{
+    static const char tag[] = "@metrics", key[] = "\"_seconds\"";
+    const char *k, *end = p + n;
+    char num[64];
+    double v;
+    size_t m;
+
+    if (n <= sizeof(tag) - 1 || strncmp(p, tag, sizeof(tag) - 1) != 0 ||
+        (p[sizeof(tag) - 1] != ' ' && p[sizeof(tag) - 1] != '\t'))
+        return 0;
+    k = memmem(p, n, key, sizeof(key) - 1);
+    if (!k || k[-1] == '\\')
+        return 1;
+    for (k += sizeof(key) - 1; k < end && (*k == ' ' || *k == '\t'); k++)
+        ;
+    if (k == end || *k++ != ':')
+        return 1;
+    m = (size_t)(end - k) < sizeof(num) - 1 ? (size_t)(end - k)
+                                            : sizeof(num) - 1;
+    memcpy(num, k, m);
+    num[m] = '\0';
+    v = strtod(num, NULL);
+    return isfinite(v) && v >= 0 ? v : 1;
+}
+
+/* Splits the job's output into lines and gives each its virtual time;
+ * a last line without its newline counts as a line. */
+static void time_lines(job *j)
+{
+    size_t pos = 0, stop, cap_ends = 0, cap_at = 0;
+    double t = j->start;
+    const char *nl;
+
+    while (pos < j->len) {
+        nl = memchr(j->text + pos, '\n', j->len - pos);
+        stop = nl ? (size_t)(nl - j->text) + 1 : j->len;
+        t += line_seconds(j->text + pos, stop - pos - (nl != NULL));
+        sw_grow(&j->ends, &cap_ends, j->n + 1, sizeof(*j->ends));
+        sw_grow(&j->at, &cap_at, j->n + 1, sizeof(*j->at));
+        j->ends[j->n] = stop;
+        j->at[j->n++] = t;
+        pos = stop;
+    }
+    j->end_at = t;
+}
+
+/* Reads the surrogate's output file whole. */
+static int read_curve(job *j)
+{
+    struct stat st;
+    ssize_t got;
+    int fd = open(j->curve_path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size > CURVE_MAX) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    j->text = sw_malloc((size_t)st.st_size + 1);
+    while (j->len < (size_t)st.st_size &&
+           (got = read(fd, j->text + j->len, (size_t)st.st_size - j->len)) > 0)
+        j->len += (size_t)got;
+    close(fd);
+    return 0;
+}
+
+/* With the failure rate, cuts the curve at a uniformly drawn time: the
+ * lines after it never appear, and the attempt exits 1 then (its
+ * stderr.log says so). */
+static void inject_failure(const sim *x, job *j)
+{
+    double u, v, at;
+    int err_fd;
+
+    draw(x, j, &u, &v);
+    if (x->fail_rate <= 0 || u >= x->fail_rate)
+        return;
+    at = j->start + v * (j->end_at - j->start);
+    while (j->n > 0 && j->at[j->n - 1] > at)
+        j->n--;
+    j->end_at = at;
+    j->exit = (sw_exit){true, 1, 0};
+    err_fd = open(j->stderr_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (err_fd >= 0) {
+        dprintf(err_fd,
+                "sweep sim: injected failure at virtual second %.3f "
+                "(--sim-fail-rate %g)\n",
+                at - j->start, x->fail_rate);
+        close(err_fd);
+    }
+}
+
+/* ---- launch ----------------------------------------------------------- */
+
+/* The surrogate's environment: the inherited one, the launch's on top,
+ * and SWEEP_SIMULATE=1; the strings are borrowed. */
+static char **make_env(const sw_launch *l)
+{
+    static char simulate[] = "SWEEP_SIMULATE=1";
+    size_t n = 0, m = 0, i, k = 0, name;
+    char **env;
+
+    for (; environ[n]; n++)
+        ;
+    for (; l->env && l->env[m]; m++)
+        ;
+    env = sw_calloc(n + m + 2, sizeof(char *));
+    for (i = 0; i < m; i++)
+        if (strncmp(l->env[i], "SWEEP_SIMULATE=", 15) != 0)
+            env[k++] = l->env[i];
+    for (i = 0; i < n; i++) {
+        size_t j;
+
+        name = strcspn(environ[i], "=") + 1;
+        for (j = 0; j < k; j++)
+            if (strncmp(env[j], environ[i], name) == 0)
+                break;
+        if (j == k && strncmp(environ[i], "SWEEP_SIMULATE=", 15) != 0)
+            env[k++] = environ[i];
+    }
+    env[k++] = simulate;
+    return env;
+}
+
+static int spawn(const sw_launch *l, int out, int err, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none;
+    char **env = make_env(l);
+    int rc;
+
+    sigemptyset(&none);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, err, 2);
+    if (l->cwd)
+        posix_spawn_file_actions_addchdir_np(&fa, l->cwd);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigmask(&at, &none);
+    rc = posix_spawnp(pid, l->argv[0], &fa, &at, l->argv, env);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    return rc;
+}
+
+/* Starts the surrogate of job `j`; a message (the caller frees) when it
+ * cannot. */
+static char *start_surrogate(sim *x, job *j, const sw_launch *l)
+{
+    int out =
+            open(j->curve_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+        err = open(l->stderr_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                   0600);
+    struct epoll_event ev = {.events = EPOLLIN};
+    char *why = NULL;
+    int rc;
+
+    if (out < 0 || err < 0 || j->out_fd < 0)
+        why = sw_aprintf("cannot open its logs in %s: %s", l->dir,
+                         strerror(errno));
+    else if ((rc = spawn(l, out, err, &j->pid)) != 0)
+        why = sw_aprintf("cannot run '%s': %s", l->argv[0], strerror(rc));
+    else if ((j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0)) < 0 ||
+             (ev.data.ptr = j,
+              epoll_ctl(x->epfd, EPOLL_CTL_ADD, j->pidfd, &ev) != 0)) {
+        why = sw_aprintf("cannot watch its process: %s", strerror(errno));
+        kill(-j->pid, SIGKILL);
+        waitpid(j->pid, NULL, 0);
+        j->pid = 0;
+    }
+    if (out >= 0)
+        close(out);
+    if (err >= 0)
+        close(err);
+    return why;
+}
+
+static int sim_launch(sw_executor *ex, const sw_launch *l)
+{
+    sim *x = (sim *)ex;
+    job *j;
+    char *why, handle[32];
+
+    if (!l->argv || !l->argv[0] || !l->argv[0][0] || !l->dir ||
+        !l->stdout_path || !l->stderr_path)
+        return sw_error_set(SW_EINVALID, "sim executor: incomplete launch");
+    if (find_job(x, l->key, NULL))
+        return sw_error_set(SW_EINVALID, "sim executor: %s already runs",
+                            l->key);
+    j = sw_calloc(1, sizeof(*j));
+    j->key = sw_strdup(l->key);
+    j->curve_path = sw_aprintf("%s/simulated.out", l->dir);
+    j->stderr_path = sw_strdup(l->stderr_path);
+    j->pidfd = -1;
+    j->start = now_mono(x);
+    j->draw = draw_key(l);
+    j->out_fd =
+        open(l->stdout_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if ((why = start_surrogate(x, j, l)) != NULL) {
+        push_event(x, SW_JOB_START_FAILED, l->key, NULL, NULL, why);
+        free(why);
+        free_job(j);
+        return SW_OK;
+    }
+    sw_grow(&x->jobs, &x->cap, x->n + 1, sizeof(*x->jobs));
+    x->jobs[x->n++] = j;
+    x->surrogates++;
+    snprintf(handle, sizeof(handle), "sim %d", (int)j->pid);
+    push_event(x, SW_JOB_STARTED, l->key, handle, NULL, NULL);
+    return SW_OK;
+}
+
+/* A simulated attempt does not outlive the simulation it ran in. */
+static int sim_adopt(sw_executor *ex, const char *key, const char *dir,
+                     const char *handle)
+{
+    (void)dir;
+    (void)handle;
+    push_event((sim *)ex, SW_JOB_NOT_STARTED, key, NULL, NULL, NULL);
+    return SW_OK;
+}
+
+/* ---- surrogates' ends and the replay ---------------------------------- */
+
+/* The surrogate of `j` has exited (status `status`): its curve is read
+ * and timed, and the replay begins (or, canceled meanwhile, it ends). */
+static void surrogate_done(sim *x, job *j, int status)
+{
+    sw_exit killed = {false, 0, j->cancel_signal};
+
+    epoll_ctl(x->epfd, EPOLL_CTL_DEL, j->pidfd, NULL);
+    close(j->pidfd);
+    j->pidfd = -1;
+    j->pid = 0;
+    x->surrogates--;
+    if (j->cancel_signal) {
+        end_job(x, j, &killed);
+        return;
+    }
+    j->exit = WIFEXITED(status) ? (sw_exit){true, WEXITSTATUS(status), 0}
+                                : (sw_exit){false, 0, WTERMSIG(status)};
+    if (read_curve(j) != 0) {
+        j->exit = (sw_exit){true, 1, 0};
+        j->end_at = j->start;
+        return;
+    }
+    time_lines(j);
+    inject_failure(x, j);
+}
+
+static void reap(sim *x)
+{
+    size_t i = 0, n;
+    int status;
+    job *j;
+
+    while (i < x->n && x->surrogates > 0) {
+        j = x->jobs[i];
+        n = x->n;
+        if (j->pid > 0 && waitpid(j->pid, &status, WNOHANG) == j->pid)
+            surrogate_done(x, j, status);
+        i += x->n == n; /* else the last job moved to i */
+    }
+}
+
+/* Appends the lines of `j` due by `now`; ends it when its end is due. */
+static void replay(sim *x, job *j, double now)
+{
+    size_t from = j->written, to = from;
+    ssize_t w;
+
+    while (j->next < j->n && j->at[j->next] <= now)
+        to = j->ends[j->next++];
+    while (from < to && (w = write(j->out_fd, j->text + from, to - from)) > 0)
+        from += (size_t)w;
+    j->written = to;
+    if (j->next == j->n && j->end_at <= now)
+        end_job(x, j, &j->exit);
+}
+
+static int sim_process(sw_executor *ex, double now)
+{
+    sim *x = (sim *)ex;
+    size_t i;
+
+    (void)now; /* the clock is ours */
+    if (x->surrogates > 0)
+        reap(x);
+    for (i = x->n; i-- > 0;)
+        if (i < x->n && x->jobs[i]->pid == 0)
+            replay(x, x->jobs[i], now_mono(x));
+    return SW_OK;
+}
+
+static int sim_cancel(sw_executor *ex, const char *key, bool force)
+{
+    sim *x = (sim *)ex;
+    job *j = find_job(x, key, NULL);
+    sw_exit killed = {false, 0, force ? SIGKILL : SIGTERM};
+
+    if (!j)
+        return sw_error_set(SW_ENOTFOUND, "sim executor: no job %s", key);
+    if (j->pid > 0) { /* its curve is not known yet: ends when reaped */
+        if (!j->cancel_signal)
+            kill(-j->pid, SIGKILL);
+        j->cancel_signal = killed.signal;
+        return SW_OK;
+    }
+    end_job(x, j, &killed);
+    return SW_OK;
+}
+
+static int sim_fd(sw_executor *ex)
+{
+    sim *x = (sim *)ex;
+
+    return x->surrogates > 0 ? x->epfd : -1;
+}
+
+/* Now when events wait; else the next line or end of any replay. */
+static double sim_next_wake(sw_executor *ex)
+{
+    sim *x = (sim *)ex;
+    double w = 0, t;
+    size_t i;
+    job *j;
+
+    if (x->qhead < x->qn)
+        return now_mono(x);
+    for (i = 0; i < x->n; i++) {
+        j = x->jobs[i];
+        if (j->pid > 0)
+            continue;
+        t = j->next < j->n ? j->at[j->next] : j->end_at;
+        if (w == 0 || t < w)
+            w = t;
+    }
+    return w;
+}
+
+static int sim_next_event(sw_executor *ex, sw_job_event *out)
+{
+    sim *x = (sim *)ex;
+
+    if (x->qhead == x->qn)
+        return 0;
+    *out = x->queue[x->qhead++];
+    if (x->qhead == x->qn)
+        x->qhead = x->qn = 0;
+    return 1;
+}
+
+static const sw_clock *sim_clock(sw_executor *ex)
+{
+    return &((sim *)ex)->clock.base;
+}
+
+static void sim_advance(sw_executor *ex, double mono)
+{
+    sim *x = (sim *)ex;
+    double t = mono - x->clock.mono0;
+
+    if (t > x->clock.now)
+        x->clock.now = t;
+}
+
+/* Kills the surrogates still running and frees everything. */
+static void sim_free(sw_executor *ex)
+{
+    sim *x = (sim *)ex;
+    size_t i;
+
+    for (i = 0; i < x->n; i++) {
+        if (x->jobs[i]->pid > 0) {
+            kill(-x->jobs[i]->pid, SIGKILL);
+            waitpid(x->jobs[i]->pid, NULL, 0);
+        }
+        free_job(x->jobs[i]);
+    }
+    for (i = x->qhead; i < x->qn; i++)
+        sw_job_event_dispose(&x->queue[i]);
+    if (x->epfd >= 0)
+        close(x->epfd);
+    free(x->jobs);
+    free(x->queue);
+    free(x);
+}
+
+static const sw_executor_methods sim_methods = {
+    SW_EXECUTOR_VERSION, "sim",    sim_launch,    sim_adopt,
+    sim_cancel,          sim_fd,   sim_next_wake, sim_process,
+    sim_next_event,      sim_free, sim_clock,     sim_advance,
+};
+
+int sw_executor_sim_new(sw_executor **out)
+{
+    sim *x = sw_calloc(1, sizeof(*x));
+
+    x->base.methods = &sim_methods;
+    x->clock.base = (sw_clock){vclock_mono, vclock_wall};
+    x->clock.mono0 = real_clock(CLOCK_MONOTONIC);
+    x->clock.wall0 = real_clock(CLOCK_REALTIME);
+    x->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (x->epfd < 0) {
+        int error =
+            sw_error_set(SW_ERROR, "sim executor: epoll: %s", strerror(errno));
+
+        sim_free(&x->base);
+        return error;
+    }
+    *out = &x->base;
+    return SW_OK;
+}
+
+int sw_executor_sim_set_failures(sw_executor *ex, double fail_rate,
+                                 uint64_t seed)
+{
+    sim *x = (sim *)ex;
+
+    if (ex->methods != &sim_methods)
+        return sw_error_set(SW_EINVALID,
+                            "failures are injected only with --backend sim");
+    if (!(fail_rate >= 0 && fail_rate <= 1))
+        return sw_error_set(SW_EINVALID,
+                            "the simulated failure rate must be from 0 to "
+                            "1, not %g",
+                            fail_rate);
+    x->fail_rate = fail_rate;
+    x->seed = seed;
+    return SW_OK;
+}
