@@ -235,6 +235,24 @@ static size_t max_initial_failures(void)
     return *end ? 5 : (size_t)v;
 }
 
+/* The clock: a test's when given, else the executor's virtual one (a
+ * simulation, with its failure rate and the sweep's seed), else the
+ * system's. */
+static int use_clock(sw_engine *e, const sw_engine_opts *o)
+{
+    const sw_clock *vc = e->ex ? sw_executor_clock(e->ex) : NULL;
+    int error = SW_OK;
+
+    e->virtual_time = vc != NULL;
+    if (vc || o->sim_fail_rate > 0)
+        error = sw_executor_sim_set_failures(e->ex, o->sim_fail_rate,
+                                             e->sweep.seed);
+    if (error)
+        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    e->clock = e->clock ? e->clock : vc ? vc : &sw_clock_system;
+    return error;
+}
+
 /* The search and the settings that come from the command line; the
  * system clock unless one was given (a test's). */
 int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
@@ -245,22 +263,31 @@ int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
         (error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
     one_blas_thread();
-    e->clock = e->clock ? e->clock : &sw_clock_system;
+    if ((error = use_clock(e, o)) != SW_OK)
+        return error;
     e->quiet = o->quiet;
-    e->tty = !o->quiet && isatty(STDOUT_FILENO);
+    e->tty = !o->quiet && !e->virtual_time && isatty(STDOUT_FILENO);
     e->grace = o->grace > 0 ? o->grace : 10;
     e->max_initial_failures = max_initial_failures();
     return SW_OK;
 }
 
-/* Sets the engine up and runs its loop to the sweep's end. */
+/* Sets the engine up and runs its loop to the sweep's end: on libuv, or
+ * on the executor's virtual clock (simloop.c). */
 static int start(sw_engine *e, const sw_engine_opts *o)
 {
     int error = sw_engine__setup(e, o);
 
+    if (error)
+        return error;
+    if (e->virtual_time) { /* simulated trials print; none reports live */
+        sw_metrics_server_free(e->server);
+        e->server = NULL;
+        return sw_engine__run_sim(e);
+    }
     e->serve = true;
     e->listen = o->listen ? sw_strdup(o->listen) : NULL;
-    return error ? error : sw_engine__run_uv(e);
+    return sw_engine__run_uv(e);
 }
 
 static void make_sweep(sw_engine *e, const char *path, const char *text,

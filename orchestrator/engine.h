@@ -36,13 +36,15 @@ typedef struct {
                                   `slurm:` section; recorded with a new
                                   sweep, added to the recorded ones on
                                   resume; NULL: none */
+    double sim_fail_rate;      /* --backend sim: the probability that an
+                                  attempt dies midway (0 to 1) */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 6
+#define SW_ENGINE_OPTS_VERSION 7
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL, NULL, NULL                                                   \
+            NULL, NULL, NULL, 0                                                \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

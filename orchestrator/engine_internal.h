@@ -188,6 +188,10 @@ struct sw_engine {
     char *buf; /* for reading trials' output */
     double t0, last_progress, last_tail;
     bool tty, quiet;
+    /* the clock is the executor's virtual one (simloop.c drives): trials'
+     * output is read at every pump, since lines appear only when the
+     * executor puts them there, and nothing waits on real time */
+    bool virtual_time;
     int result;           /* SW_OK, or the error that ended the sweep */
     sw_loop_probe *probe; /* NULL but in a benchmark */
 };
@@ -317,5 +321,9 @@ int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);
+
+/* simloop.c: runs the engine on its executor's virtual clock until it
+ * finishes, moving the clock to each next wake instead of sleeping. */
+int sw_engine__run_sim(sw_engine *e);
 
 #endif

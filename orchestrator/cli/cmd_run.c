@@ -4,6 +4,7 @@
  * thin: the engine does the work.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "
-    "[--backend local|slurm] [--slurm-arg ARG]... [--listen ADDR:PORT] "
+    "[--backend local|slurm|sim] [--slurm-arg ARG]... [--sim-fail-rate P] "
+    "[--listen ADDR:PORT] "
     "[--gpus SPEC] [--quiet] [-- COMMAND...]\n\n"
     "Creates a sweep from FILE and runs it to its end, N trials side by side\n"
     "(default: the file's `parallel`, else as many as the GPUs hold, else\n"
@@ -34,7 +36,13 @@ static const char run_help[] =
     "--backend slurm submits each trial as a Slurm batch job (docs/slurm.md);\n"
     "--slurm-arg ARG (repeatable) adds an sbatch option to every job, after\n"
     "the file's `slurm:` section, e.g. --slurm-arg=--partition=gpu. The sweep\n"
-    "remembers them: `sweep resume` submits as `sweep run` did.\n";
+    "remembers them: `sweep resume` submits as `sweep run` did.\n\n"
+    "--backend sim simulates a cluster on a virtual clock: each trial runs\n"
+    "once, at once, with SWEEP_SIMULATE=1, prints its whole curve as\n"
+    "@metrics lines (each may carry _seconds, the virtual seconds of that\n"
+    "step), and the curve is replayed as if live (docs/simulation.md).\n"
+    "--sim-fail-rate P kills each simulated attempt at a random point with\n"
+    "probability P, drawn from the sweep's seed.\n";
 
 static const char resume_help[] =
     "usage: sweep resume [SWEEP] [--parallel N] [--listen ADDR:PORT] "
@@ -47,6 +55,18 @@ static const char resume_help[] =
     "given, else NVML's). On Slurm, jobs still queued or running are\n"
     "adopted by their job ids, never submitted twice; --slurm-arg adds\n"
     "sbatch options to the jobs submitted from now on.\n";
+
+/* A probability: a number from 0 to 1, nothing after it. */
+static bool parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (end == s || *end || !isfinite(v) || v < 0 || v > 1)
+        return false;
+    *out = v;
+    return true;
+}
 
 /* The --slurm-arg values, NULL-terminated, for the engine's options. */
 typedef struct {
@@ -74,6 +94,7 @@ static int parse(sw_engine_opts *o, arg_list *slurm, int argc, char **argv,
         {"gpus", required_argument, NULL, 'g'},
         {"slurm-arg", required_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'q'},
+        {"sim-fail-rate", required_argument, NULL, 'f'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
     int c;
@@ -108,6 +129,12 @@ static int parse(sw_engine_opts *o, arg_list *slurm, int argc, char **argv,
         } else if (c == 'S') {
             arg_push(slurm, optarg);
             o->backend_args = slurm->v;
+        } else if (c == 'f' && strcmp(cmd, "run") == 0) {
+            if (!parse_rate(optarg, &o->sim_fail_rate))
+                return sw_cli_usage(cmd,
+                                    "--sim-fail-rate wants a probability "
+                                    "from 0 to 1, not '%s'",
+                                    optarg);
         } else if (c == 'q') {
             o->quiet = true;
         } else {
@@ -157,6 +184,10 @@ int sw_cmd_run(int argc, char **argv)
     }
     if (slurm.n > 0 && (!o.backend || strcmp(o.backend, "slurm") != 0)) {
         status = sw_cli_usage("run", "--slurm-arg needs --backend slurm");
+        goto done;
+    }
+    if (o.sim_fail_rate > 0 && (!o.backend || strcmp(o.backend, "sim") != 0)) {
+        status = sw_cli_usage("run", "--sim-fail-rate needs --backend sim");
         goto done;
     }
     if (dash < argc) {
