@@ -49,9 +49,10 @@ extern char **environ;
 #define CURVE_MAX (256 << 20) /* bytes of a surrogate's output, at most */
 
 typedef struct {
-    sw_clock base; /* first: the clock's functions cast back */
-    double mono0, wall0;
-    double now; /* virtual seconds since the executor was made */
+    sw_clock base;       /* first: the clock's functions cast back */
+    double mono0, wall0; /* the system's clocks when it was made */
+    double mono;         /* now: advance() sets it to exactly the time
+                            asked for, so a line due then is due now */
 } vclock;
 
 typedef struct {
@@ -94,14 +95,14 @@ static double vclock_mono(const sw_clock *c)
 {
     const vclock *v = (const vclock *)c;
 
-    return v->mono0 + v->now;
+    return v->mono;
 }
 
 static double vclock_wall(const sw_clock *c)
 {
     const vclock *v = (const vclock *)c;
 
-    return v->wall0 + v->now;
+    return v->wall0 + (v->mono - v->mono0);
 }
 
 static double real_clock(clockid_t id)
@@ -605,10 +606,9 @@ static const sw_clock *sim_clock(sw_executor *ex)
 static void sim_advance(sw_executor *ex, double mono)
 {
     sim *x = (sim *)ex;
-    double t = mono - x->clock.mono0;
 
-    if (t > x->clock.now)
-        x->clock.now = t;
+    if (mono > x->clock.mono)
+        x->clock.mono = mono;
 }
 
 /* Kills the surrogates still running and frees everything. */
@@ -645,7 +645,7 @@ int sw_executor_sim_new(sw_executor **out)
 
     x->base.methods = &sim_methods;
     x->clock.base = (sw_clock){vclock_mono, vclock_wall};
-    x->clock.mono0 = real_clock(CLOCK_MONOTONIC);
+    x->clock.mono0 = x->clock.mono = real_clock(CLOCK_MONOTONIC);
     x->clock.wall0 = real_clock(CLOCK_REALTIME);
     x->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (x->epfd < 0) {

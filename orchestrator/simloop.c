@@ -150,6 +150,21 @@ static void take_signal(driver *d)
     sw_engine__interrupt(d->e, sig);
 }
 
+/* Moves the clock to `wake`; a clock that does not get there would spin
+ * the loop forever, and ends the sweep instead. */
+static void advance(sw_engine *e, double wake)
+{
+    double now;
+
+    sw_executor_advance(e->ex, wake);
+    now = sw_clock_mono(e->clock);
+    if (now < wake)
+        sw_engine__fatal(e, sw_error_set(SW_ERROR,
+                                         "the simulated clock stays at %.9f "
+                                         "when asked for %.9f",
+                                         now, wake));
+}
+
 /* One turn: whether the loop goes on. The clock moves only when nothing
  * real is pending and nothing is due now. */
 static bool turn(driver *d, size_t *idle)
@@ -176,7 +191,7 @@ static bool turn(driver *d, size_t *idle)
     if (d->in_flight > 0 || sw_executor_fd(e->ex) >= 0)
         wait_real(d);
     else if (wake > 0)
-        sw_executor_advance(e->ex, wake);
+        advance(e, wake);
     else
         sw_engine__fatal(e, sw_error_set(SW_ERROR,
                                          "the simulation has nothing left "

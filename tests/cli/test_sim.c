@@ -1,0 +1,283 @@
+/*
+ * test_sim.c - `sweep run --backend sim` end to end: the real binary, a
+ * real store, and trials that print their whole curve at once (a shell
+ * script running one awk). Checked through the store, in virtual time:
+ * 16 one-hour trials 4 at a time (--parallel 4 stands in for 4 GPUs until
+ * GPU packing is wired into the engine) make 4 hours of wall time and 16
+ * busy, in seconds of real time; Hyperband cuts simulated runs at the
+ * virtual time of the report that crossed its line; a target cancels runs
+ * at its virtual time; --sim-fail-rate fails the same attempts for the
+ * same seed, and retries rerun them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness.h"
+#include "testutil.h"
+#include "sweeps/buf.h"
+
+/* A surrogate: `--lr=X --steps=N --secs=A --slope=B` prints N @metrics
+ * lines of loss X + 1/i, each A + B X virtual seconds long; it refuses to
+ * run outside a simulation. */
+static const char trial_sh[] =
+    "#!/bin/sh\n"
+    "[ \"$SWEEP_SIMULATE\" = 1 ] || { echo 'not simulated' >&2; exit 3; }\n"
+    "for a in \"$@\"; do case $a in\n"
+    "  --lr=*) lr=${a#--lr=};; --steps=*) steps=${a#--steps=};;\n"
+    "  --secs=*) secs=${a#--secs=};; --slope=*) slope=${a#--slope=};;\n"
+    "esac; done\n"
+    "echo \"training lr=$lr\"\n"
+    "exec awk -v lr=\"$lr\" -v n=\"$steps\" -v a=\"$secs\" -v b=\"$slope\" "
+    "-f \"${0%/*}/curve.awk\"\n";
+
+static const char curve_awk[] =
+    "BEGIN {\n"
+    "    s = a + b * lr\n"
+    "    for (i = 1; i <= n; i++)\n"
+    "        printf \"@metrics {\\\"step\\\": %d, \\\"loss\\\": %.6f, "
+    "\\\"_seconds\\\": %.6f}\\n\", i, lr + 1 / i, s\n"
+    "}\n";
+
+/* A grid over `n_lr` learning rates 0.1, 0.2, ... of the surrogate, `steps`
+ * steps of secs + slope * lr seconds; `metric` goes into the metric's
+ * mapping, `extra` at the top level. */
+static char *sim_sweep(const sw_h *h, const char *metric, const char *extra,
+                       int n_lr, int steps, double secs, double slope)
+{
+    sw_buf b = SW_BUF_INIT;
+    char *script = sw_h_file(h, "trial.sh", trial_sh), *path;
+    int i;
+
+    free(sw_h_file(h, "curve.awk", curve_awk));
+    chmod(script, 0755);
+    sw_buf_printf(&b,
+                  "method: grid\nmetric: {name: loss, goal: minimize%s}\n"
+                  "command: [%s, \"${args}\"]\n%s\nparameters:\n"
+                  "  steps: {value: %d}\n  secs: {value: %g}\n"
+                  "  slope: {value: %g}\n  lr: {values: [",
+                  metric, script, extra, steps, secs, slope);
+    for (i = 0; i < n_lr; i++)
+        sw_buf_printf(&b, "%s%.1f", i ? ", " : "", 0.1 * (i + 1));
+    sw_buf_puts(&b, "]}\n");
+    path = sw_h_file(h, "sweep.yaml", sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    free(script);
+    return path;
+}
+
+static double real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The one line `sweep query SQL --csv` prints after its header. */
+static char *query_row(const sw_h *h, const char *sql)
+{
+    const char *q[] = {"query", sql, "--csv", NULL};
+    char *out = NULL, *nl;
+
+    assert_int_equal(sw_h_run(h, q, &out), 0);
+    nl = strchr(out, '\n');
+    assert_non_null(nl);
+    memmove(out, nl + 1, strlen(nl + 1) + 1);
+    return out;
+}
+
+static void test_sixteen_hours_on_four_in_four_virtual_hours(void **state)
+{
+    sw_h h;
+    char *file;
+    double t0, real;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "", 16, 60, 60, 0);
+    const char *run[] = {"run",        file, "--backend", "sim",
+                         "--parallel", "4",  "--quiet",   NULL};
+    t0 = real_now();
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    real = real_now() - t0;
+    print_message("16 one-hour trials on 4: %.2f s of real time\n", real);
+    assert_true(real < 10);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished' and exit_code = 0"),
+                     16);
+    /* wall: first start to last end; busy: the sum of attempts */
+    assert_int_equal(sw_h_count(&h, "select abs(max(ended_at) - "
+                                    "min(started_at) - 14400) <= 144 from "
+                                    "runs"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select abs(sum(ended_at - started_at) "
+                                    "- 57600) <= 576 from runs"),
+                     1);
+    /* never more than 4 at once: each start finds at most 3 others */
+    assert_int_equal(sw_h_count(&h, "select max((select count(*) from runs "
+                                    "o where o.started_at <= r.started_at "
+                                    "and o.ended_at > r.started_at)) from "
+                                    "runs r"),
+                     4);
+    /* every value, each at the virtual time its step ended */
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join "
+                                    "runs r on r.id = m.run_id where m.name "
+                                    "= 'loss' and abs(m.time - r.started_at "
+                                    "- 60 * m.step) < 1e-3"),
+                     960);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Hyperband on runs whose steps last 30 + 200 lr virtual seconds, so
+ * they report at different instants: every stopped run ended at the
+ * virtual time of its last report, which is at one of the bands. */
+static void test_hyperband_cuts_at_the_virtual_step(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "early_terminate: {type: hyperband, min_iter: 3, eta: "
+                     "3}",
+                     12, 30, 30, 200);
+    const char *run[] = {"run", file, "--backend", "sim",
+                         "-p",  "4",  "--quiet",   NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'stopped'") > 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "not in ('stopped', 'finished')"),
+                     0);
+    /* a stopped run has 3 or 9 values, and ended when the last came */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs r where "
+                                    "state = 'stopped' and ((select "
+                                    "count(*) from metrics where run_id = "
+                                    "r.id and name = 'loss') not in (3, 9) "
+                                    "or abs(r.ended_at - r.started_at - "
+                                    "(select max(step) from metrics where "
+                                    "run_id = r.id and name = 'loss') * (30 "
+                                    "+ 200 * json_extract(r.params, "
+                                    "'$.lr'))) > 1e-3 or abs(r.ended_at - "
+                                    "(select max(time) from metrics where "
+                                    "run_id = r.id)) > 1e-3)"),
+                     0);
+    /* finished ones ran their whole 30 steps */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs r where "
+                                    "state = 'finished' and (select "
+                                    "count(*) from metrics where run_id = "
+                                    "r.id and name = 'loss') != 30"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* A target reached at virtual minute 10 cancels the runs then: no value
+ * after it reaches the store. */
+static void test_target_cancels_at_its_virtual_time(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    /* lr 0.1: loss 0.1 + 1/i reaches 0.2 at step 10, minute 10 */
+    file = sim_sweep(&h, ", target: 0.2", "", 8, 60, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim",
+                         "-p",  "2",  "--quiet",   NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'canceled' and signal = 15 and "
+                                    "abs(ended_at - started_at - 600) < "
+                                    "1e-3"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics where "
+                                    "name = 'loss'"),
+                     20);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* The runs' outcome under failures, as one line: idx:state:attempts. */
+static char *outcome(const sw_h *h)
+{
+    return query_row(h, "select group_concat(idx || ':' || state || ':' || "
+                        "attempts, ' ') from (select * from runs order by "
+                        "idx)");
+}
+
+static void test_failures_are_seeded_and_retried(void **state)
+{
+    sw_h h;
+    char *file, *first, *second;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "retries: 1", 16, 60, 60, 0);
+    const char *run[] = {
+        "run",    file, "--backend",       "sim", "-p",      "4",
+        "--seed", "11", "--sim-fail-rate", "0.4", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    first = outcome(&h);
+    /* some attempts failed: retried runs, and runs out of retries */
+    assert_true(sw_h_count(&h, "select count(*) from runs where attempts "
+                               "= 2") > 0);
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'failed' and exit_code = 1 and "
+                               "ended_at - started_at < 3600") > 0);
+    sw_h_dispose(&h);
+    sw_h_init(&h);
+    free(file);
+    file = sim_sweep(&h, "", "retries: 1", 16, 60, 60, 0);
+    run[1] = file;
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    second = outcome(&h);
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_usage_errors_make_no_sweep(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "", 2, 3, 1, 0);
+    const char *local[] = {"run", file, "--sim-fail-rate", "0.1", NULL};
+    const char *range[] = {"run", file, "--backend", "sim", "--sim-fail-rate",
+                           "1.5", NULL};
+    assert_int_equal(sw_h_run(&h, local, NULL), 2);
+    assert_int_equal(sw_h_run(&h, range, NULL), 2);
+    assert_true(sw_h_count(&h, "select count(*) from sweeps") <= 0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sixteen_hours_on_four_in_four_virtual_hours),
+        cmocka_unit_test(test_hyperband_cuts_at_the_virtual_step),
+        cmocka_unit_test(test_target_cancels_at_its_virtual_time),
+        cmocka_unit_test(test_failures_are_seeded_and_retried),
+        cmocka_unit_test(test_usage_errors_make_no_sweep),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
