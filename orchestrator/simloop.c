@@ -150,6 +150,18 @@ static void take_signal(driver *d)
     sw_engine__interrupt(d->e, sig);
 }
 
+/* One pump, one commit: nothing of a simulation outlives it, so the
+ * store need not reach the disk at each change, and a virtual instant is
+ * recorded whole or not at all. */
+static void pump(sw_engine *e)
+{
+    bool held = sw_store_hold(e->st) == SW_OK;
+
+    sw_engine__pump(e);
+    if (held)
+        sw_engine__fatal(e, sw_store_release(e->st));
+}
+
 /* Moves the clock to `wake`; a clock that does not get there would spin
  * the loop forever, and ends the sweep instead. */
 static void advance(sw_engine *e, double wake)
@@ -174,7 +186,7 @@ static bool turn(driver *d, size_t *idle)
 
     collect(d);
     take_signal(d);
-    sw_engine__pump(e);
+    pump(e);
     if (e->finished)
         return false;
     wake = sw_engine__next_wake(e);

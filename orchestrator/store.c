@@ -621,31 +621,67 @@ static int step_done(const sw_store *st, sqlite3_stmt *s, const char *what)
 }
 
 /* Opens a transaction (BEGIN IMMEDIATE for a writer, so it never has to
- * wait for the write lock halfway through); nesting is refused. */
+ * wait for the write lock halfway through); nesting is refused. Inside a
+ * hold, a savepoint. */
 int sw_store_begin(sw_store *st)
 {
-    if (!sqlite3_get_autocommit(st->db))
+    if (!sqlite3_get_autocommit(st->db) && (!st->held || st->nested))
         return sw_error_set(SW_EINVALID,
                             "store %s: begin: a transaction is already open",
                             st->path);
+    if (st->held) {
+        st->nested = true;
+        return exec(st, "SAVEPOINT sw_tx", "begin");
+    }
     return step_done(st, st->stmt[Q_BEGIN], "begin");
 }
 
-/* Commits the open transaction; once this returns 0 it is on disk. */
+/* Commits the open transaction; once this returns 0 it is on disk (inside
+ * a hold: once the hold is released). */
 int sw_store_commit(sw_store *st)
 {
-    if (sqlite3_get_autocommit(st->db))
+    if (sqlite3_get_autocommit(st->db) || (st->held && !st->nested))
         return sw_error_set(SW_EINVALID, "store %s: commit: no transaction",
                             st->path);
+    if (st->held) {
+        st->nested = false;
+        return exec(st, "RELEASE sw_tx", "commit");
+    }
     return step_done(st, st->stmt[Q_COMMIT], "commit");
 }
 
 /* Abandons the open transaction, if any (then it does nothing). */
 int sw_store_rollback(sw_store *st)
 {
+    if (st->held && st->nested) {
+        st->nested = false;
+        return exec(st, "ROLLBACK TO sw_tx; RELEASE sw_tx", "rollback");
+    }
+    st->held = false;
     if (sqlite3_get_autocommit(st->db))
         return SW_OK;
     return step_done(st, st->stmt[Q_ROLLBACK], "rollback");
+}
+
+int sw_store_hold(sw_store *st)
+{
+    int error;
+
+    if (st->held)
+        return sw_error_set(SW_EINVALID,
+                            "store %s: hold: a transaction is already open",
+                            st->path);
+    if ((error = sw_store_begin(st)) == SW_OK)
+        st->held = true;
+    return error;
+}
+
+int sw_store_release(sw_store *st)
+{
+    if (!st->held)
+        return SW_OK;
+    st->held = st->nested = false;
+    return step_done(st, st->stmt[Q_COMMIT], "commit");
 }
 
 /* ---- sweeps ----------------------------------------------------------- */

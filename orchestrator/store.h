@@ -51,8 +51,18 @@ const char *sw_store_path(const sw_store *st);
 /* Groups writes into one transaction (nesting is not supported). */
 int sw_store_begin(sw_store *st);
 int sw_store_commit(sw_store *st);
-/* Abandons the open transaction; does nothing when none is open. */
+/* Abandons the open transaction; does nothing when none is open. Inside
+ * a hold, abandons begin()'s savepoint, or with none open the held
+ * transaction itself (and the hold). */
 int sw_store_rollback(sw_store *st);
+/* Holds one transaction open until sw_store_release(): every write
+ * meanwhile joins it, and begin()/commit() become a savepoint inside it.
+ * For a simulation, where a virtual instant is one commit and nothing
+ * outlives the process: a real sweep commits each change before acting
+ * on it. SW_EINVALID when a transaction is already open. */
+int sw_store_hold(sw_store *st);
+/* Commits the held transaction; SW_OK when none is held (rolled back). */
+int sw_store_release(sw_store *st);
 
 typedef struct {
     char *id;

@@ -52,6 +52,8 @@ struct sw_store {
     double q_deadline; /* CLOCK_MONOTONIC seconds; 0 while none runs */
     bool q_late;       /* the progress handler stopped the query */
     int wal_pages;     /* the WAL's size after the last commit */
+    bool held;         /* sw_store_hold(): one transaction until release */
+    bool nested;       /* inside it, a begin()'s savepoint is open */
 };
 
 #endif

@@ -835,6 +835,41 @@ static void test_transactions(void **state)
     expect_q(f->st, "select group_concat(id) from sweeps", "s2\n");
 }
 
+/* A hold: writes and begin()/commit() pairs join one transaction that
+ * readers see at release; a rollback inside undoes only its savepoint,
+ * and one outside any abandons the held transaction. */
+static void test_hold(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s1 = a_sweep("s1", NULL, 1), s2 = a_sweep("s2", NULL, 2),
+                 s3 = a_sweep("s3", NULL, 3);
+    const char *ids = "select group_concat(id) from (select id from sweeps "
+                      "order by id)";
+
+    assert_int_equal(sw_store_release(f->st), SW_OK); /* none held */
+    assert_int_equal(sw_store_hold(f->st), SW_OK);
+    assert_int_equal(sw_store_hold(f->st), SW_EINVALID);
+    put_sweep(f->st, &s1);
+    assert_int_equal(sw_store_commit(f->st), SW_EINVALID);
+    assert_int_equal(sw_store_begin(f->st), SW_OK);
+    assert_int_equal(sw_store_begin(f->st), SW_EINVALID);
+    put_sweep(f->st, &s2);
+    assert_int_equal(sw_store_commit(f->st), SW_OK);
+    assert_int_equal(sw_store_begin(f->st), SW_OK);
+    put_sweep(f->st, &s3);
+    assert_int_equal(sw_store_rollback(f->st), SW_OK);
+    expect_q(f->st, "select count(*) from sweeps", "0\n"); /* not yet */
+    assert_int_equal(sw_store_release(f->st), SW_OK);
+    expect_q(f->st, ids, "s1,s2\n");
+    assert_int_equal(sw_store_hold(f->st), SW_OK);
+    put_sweep(f->st, &s3);
+    assert_int_equal(sw_store_rollback(f->st), SW_OK);
+    assert_int_equal(sw_store_release(f->st), SW_OK);
+    expect_q(f->st, ids, "s1,s2\n");
+    assert_int_equal(sw_store_begin(f->st), SW_OK); /* no hold left */
+    assert_int_equal(sw_store_commit(f->st), SW_OK);
+}
+
 /* A reader opened while the writer holds an open write transaction reads
  * the last committed state at once: no "database is locked". */
 static void test_reader_during_write(void **state)
@@ -1212,6 +1247,7 @@ int main(void)
         T(test_last_metrics),
         T(test_metrics_in_one_transaction),
         T(test_transactions),
+        T(test_hold),
         T(test_reader_during_write),
         T(test_query_select),
         T(test_query_stops_and_blobs),
