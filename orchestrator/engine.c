@@ -235,6 +235,29 @@ static size_t max_initial_failures(void)
     return *end ? 5 : (size_t)v;
 }
 
+/* A resumed simulation goes on from the latest time its runs recorded,
+ * so its timeline has no overlap and no gap: the virtual clock starts
+ * at the real time of each `sweep run` or `sweep resume`. */
+static void continue_timeline(sw_engine *e, const sw_clock *vc)
+{
+    sw_run_rec *runs = NULL;
+    double latest = 0;
+    size_t n = 0, i;
+
+    if (!e->resuming ||
+        sw_store_list_runs(e->st, e->sweep.id, &runs, &n) != SW_OK)
+        return;
+    for (i = 0; i < n; i++) {
+        latest = runs[i].started_at > latest ? runs[i].started_at : latest;
+        latest = runs[i].ended_at > latest ? runs[i].ended_at : latest;
+        sw_run_rec_dispose(&runs[i]);
+    }
+    free(runs);
+    if (latest > sw_clock_wall(vc))
+        sw_executor_advance(e->ex,
+                            sw_clock_mono(vc) + latest - sw_clock_wall(vc));
+}
+
 /* The clock: a test's when given, else the executor's virtual one (a
  * simulation, with its failure rate and the sweep's seed), else the
  * system's. */
@@ -244,6 +267,8 @@ static int use_clock(sw_engine *e, const sw_engine_opts *o)
     int error = SW_OK;
 
     e->virtual_time = vc != NULL;
+    if (vc)
+        continue_timeline(e, vc);
     if (vc || o->sim_fail_rate > 0)
         error = sw_executor_sim_set_failures(e->ex, o->sim_fail_rate,
                                              e->sweep.seed);

@@ -6,8 +6,9 @@
  * GPU packing is wired into the engine) make 4 hours of wall time and 16
  * busy, in seconds of real time; Hyperband cuts simulated runs at the
  * virtual time of the report that crossed its line; a target cancels runs
- * at its virtual time; --sim-fail-rate fails the same attempts for the
- * same seed, and retries rerun them.
+ * at its virtual time; Ctrl-C and `sweep resume` continue one timeline;
+ * --sim-fail-rate fails the same attempts for the same seed, and retries
+ * rerun them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,9 @@
 #include "sweeps/buf.h"
 
 /* A surrogate: `--lr=X --steps=N --secs=A --slope=B` prints N @metrics
- * lines of loss X + 1/i, each A + B X virtual seconds long; it refuses to
- * run outside a simulation. */
+ * lines of loss X + 1/i, each A + B X virtual seconds long (after
+ * $SIM_NAP real seconds, when set); it refuses to run outside a
+ * simulation. */
 static const char trial_sh[] =
     "#!/bin/sh\n"
     "[ \"$SWEEP_SIMULATE\" = 1 ] || { echo 'not simulated' >&2; exit 3; }\n"
@@ -36,6 +39,7 @@ static const char trial_sh[] =
     "  --secs=*) secs=${a#--secs=};; --slope=*) slope=${a#--slope=};;\n"
     "esac; done\n"
     "echo \"training lr=$lr\"\n"
+    "[ -z \"$SIM_NAP\" ] || sleep \"$SIM_NAP\"\n"
     "exec awk -v lr=\"$lr\" -v n=\"$steps\" -v a=\"$secs\" -v b=\"$slope\" "
     "-f \"${0%/*}/curve.awk\"\n";
 
@@ -210,6 +214,53 @@ static void test_target_cancels_at_its_virtual_time(void **state)
     sw_h_dispose(&h);
 }
 
+/* Ctrl-C stops a simulation as it stops a real sweep (no new trials, the
+ * running ones to their end), and `sweep resume` goes on from the virtual
+ * time the runs reached, not from the real time it was started at. */
+static void test_interrupt_and_resume_continue_the_timeline(void **state)
+{
+    struct timespec nap = {0, 300 * 1000 * 1000};
+    sw_h h;
+    char *file;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "", 16, 60, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim",
+                         "-p",  "2",  "--quiet",   NULL};
+    const char *resume[] = {"resume", "--quiet", NULL};
+    setenv("SIM_NAP", "0.1", 1); /* each surrogate takes 0.1 s */
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0); /* never kill(0) */
+    nanosleep(&nap, NULL);
+    kill(pid, SIGINT);
+    assert_int_equal(sw_h_wait(pid, 60), 130);
+    unsetenv("SIM_NAP");
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'finished'") < 16);
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     16);
+    /* one timeline: never more than 2 at once, and every run but the
+     * first two started when another ended (no gap, no overlap) */
+    assert_int_equal(sw_h_count(&h, "select max((select count(*) from runs "
+                                    "o where o.started_at <= r.started_at "
+                                    "and o.ended_at > r.started_at)) from "
+                                    "runs r"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs r where "
+                                    "started_at > (select min(started_at) "
+                                    "from runs) + 1e-3 and not exists "
+                                    "(select 1 from runs o where "
+                                    "abs(o.ended_at - r.started_at) < "
+                                    "1e-3)"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* The runs' outcome under failures, as one line: idx:state:attempts. */
 static char *outcome(const sw_h *h)
 {
@@ -275,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_sixteen_hours_on_four_in_four_virtual_hours),
         cmocka_unit_test(test_hyperband_cuts_at_the_virtual_step),
         cmocka_unit_test(test_target_cancels_at_its_virtual_time),
+        cmocka_unit_test(test_interrupt_and_resume_continue_the_timeline),
         cmocka_unit_test(test_failures_are_seeded_and_retried),
         cmocka_unit_test(test_usage_errors_make_no_sweep),
     };
