@@ -259,8 +259,8 @@ static void continue_timeline(sw_engine *e, const sw_clock *vc)
 }
 
 /* The clock: a test's when given, else the executor's virtual one (a
- * simulation, with its failure rate and the sweep's seed), else the
- * system's. */
+ * simulation, with its failure rate, --sim-fail-rate's or the file's, and
+ * the sweep's seed), else the system's. */
 static int use_clock(sw_engine *e, const sw_engine_opts *o)
 {
     const sw_clock *vc = e->ex ? sw_executor_clock(e->ex) : NULL;
@@ -269,9 +269,11 @@ static int use_clock(sw_engine *e, const sw_engine_opts *o)
     e->virtual_time = vc != NULL;
     if (vc)
         continue_timeline(e, vc);
-    if (vc || o->sim_fail_rate > 0)
-        error = sw_executor_sim_set_failures(e->ex, o->sim_fail_rate,
-                                             e->sweep.seed);
+    if (vc || o->sim_fail_rate > 0) /* the file's rate only under sim */
+        error = sw_executor_sim_set_failures(
+            e->ex,
+            o->sim_fail_rate >= 0 ? o->sim_fail_rate : e->spec->sim_fail_rate,
+            e->sweep.seed);
     if (error)
         fprintf(stderr, "sweep: %s\n", sw_error_last());
     e->clock = e->clock ? e->clock : vc ? vc : &sw_clock_system;

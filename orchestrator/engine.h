@@ -37,14 +37,15 @@ typedef struct {
                                   sweep, added to the recorded ones on
                                   resume; NULL: none */
     double sim_fail_rate;      /* --backend sim: the probability that an
-                                  attempt dies midway (0 to 1) */
+                                  attempt dies midway (0 to 1); negative: the
+                                  file's `sim: {fail_rate}`, else 0 */
 } sw_engine_opts;
 
 #define SW_ENGINE_OPTS_VERSION 7
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL, NULL, NULL, 0                                                \
+            NULL, NULL, NULL, -1                                               \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

@@ -765,6 +765,27 @@ static void top_code(sw_spec__ctx *c, const sw_value *v, const char *path)
     c->spec->code_snapshot = m && strcmp(m, "snapshot") == 0;
 }
 
+/* `sim:` (docs/simulation.md): how `--backend sim` simulates; ignored by
+ * the other backends, so one file serves both. */
+static void sim_key(sw_spec__ctx *c, const char *key, const sw_value *v,
+                    const char *path, void *arg)
+{
+    double *rate = &c->spec->sim_fail_rate;
+
+    (void)arg;
+    if (strcmp(key, "fail_rate") != 0)
+        sw_spec__unknown_key_in(c, key, v, path, "fail_rate");
+    else if (sw_spec__want_number(c, v, path, rate) &&
+             !(*rate >= 0 && *rate <= 1))
+        sw_spec__err(c, v, path, "must be a probability from 0 to 1");
+}
+
+static void top_sim(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    if (sw_spec__want(c, v, path, SW_MAP))
+        sw_spec__each_key(c, v, path, sim_key, NULL);
+}
+
 static void top_seed(sw_spec__ctx *c, const sw_value *v, const char *path)
 {
     int64_t seed;
@@ -807,6 +828,7 @@ static const struct {
     {"gpus", sw_spec__top_gpus},
     {"slurm", sw_spec__top_slurm},
     {"code", top_code},
+    {"sim", top_sim},
 };
 
 #define N_TOP_KEYS (sizeof(top_keys) / sizeof(*top_keys))

@@ -142,6 +142,8 @@ typedef struct {
     char **slurm_args;  /* `slurm:` as sbatch options, NULL-terminated;
                            NULL when absent (spec_slurm.c) */
     size_t n_slurm_args, cap_slurm_args;
+    double sim_fail_rate; /* `sim: {fail_rate}`: --backend sim's failure
+                             probability per attempt; 0: none */
 } sw_spec;
 
 /* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */

@@ -296,6 +296,18 @@ static void test_failures_are_seeded_and_retried(void **state)
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     second = outcome(&h);
     assert_string_equal(first, second);
+    free(second);
+    /* the sweep file's `sim: {fail_rate}` draws the same */
+    sw_h_dispose(&h);
+    sw_h_init(&h);
+    free(file);
+    file =
+        sim_sweep(&h, "", "retries: 1\nsim: {fail_rate: 0.4}", 16, 60, 60, 0);
+    const char *by_file[] = {"run", file,     "--backend", "sim",     "-p",
+                             "4",   "--seed", "11",        "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, by_file, NULL), 0);
+    second = outcome(&h);
+    assert_string_equal(first, second);
     free(first);
     free(second);
     free(file);
