@@ -12,3 +12,4 @@ set_property(TEST backends.gpu APPEND PROPERTY ENVIRONMENT
   "FAKE_NVML_OLD_LIB=$<TARGET_FILE:fake_nvml_old>")
 sw_test(backends wandb sw_backends)
 sw_test(backends slurm sw_backends)
+sw_test(backends sim sw_backends)
