@@ -388,6 +388,13 @@ static int make_executor(sw_engine *e, const char *name, char *const *recorded,
     return error;
 }
 
+/* The GPUs to pack on: `declared`, else NVML's; a simulated cluster is
+ * not this machine, so a simulation has only the GPUs it declares. */
+static const char *inventory(sw_engine *e, const char *declared)
+{
+    return declared || !sw_executor_clock(e->ex) ? declared : "none";
+}
+
 /* Makes the sweep of the file at `path`, records it and takes its lock. */
 int sw_engine__prepare_run(sw_engine *e, const char *path,
                            const sw_engine_opts *o)
@@ -398,8 +405,8 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
         (error = sw_engine_needs_command(e->spec, path)) ||
         (error =
              make_executor(e, o->backend ? o->backend : "local", NULL, o)) ||
-        (error =
-             sw_engine__gpus_setup(e, o->gpus ? o->gpus : e->spec->gpus, path)))
+        (error = sw_engine__gpus_setup(
+             e, inventory(e, o->gpus ? o->gpus : e->spec->gpus), path)))
         return error; /* already printed */
     make_sweep(e, path, e->spec->source, o);
     e->parallel_set = o->parallel > 0 || e->spec->parallel > 0;
@@ -508,7 +515,8 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
     if (chdir(e->sweep.cwd) != 0)
         return sw_error_set(SW_EIO, "cannot enter %s: %s", e->sweep.cwd,
                             strerror(errno));
-    if ((error = sw_engine__gpus_setup(e, resume_gpus(e, o), e->sweep.file)))
+    if ((error = sw_engine__gpus_setup(e, inventory(e, resume_gpus(e, o)),
+                                       e->sweep.file)))
         return error;
     e->parallel = o->parallel > 0 ? o->parallel : e->sweep.parallel;
     e->parallel_set = o->parallel > 0 || e->spec->parallel > 0;

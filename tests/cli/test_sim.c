@@ -2,9 +2,9 @@
  * test_sim.c - `sweep run --backend sim` end to end: the real binary, a
  * real store, and trials that print their whole curve at once (a shell
  * script running one awk). Checked through the store, in virtual time:
- * 16 one-hour trials 4 at a time (--parallel 4 stands in for 4 GPUs until
- * GPU packing is wired into the engine) make 4 hours of wall time and 16
- * busy, in seconds of real time; Hyperband cuts simulated runs at the
+ * 16 one-hour trials on 4 declared GPUs (--gpus 4) make 4 hours of wall
+ * time and 16 busy, in seconds of real time, and half-GPU trials pack two
+ * a GPU; Hyperband cuts simulated runs at the
  * virtual time of the report that crossed its line; a target cancels runs
  * at its virtual time; Ctrl-C and `sweep resume` continue one timeline;
  * --sim-fail-rate fails the same attempts for the same seed, and retries
@@ -108,8 +108,8 @@ static void test_sixteen_hours_on_four_in_four_virtual_hours(void **state)
     (void)state;
     sw_h_init(&h);
     file = sim_sweep(&h, "", "", 16, 60, 60, 0);
-    const char *run[] = {"run",        file, "--backend", "sim",
-                         "--parallel", "4",  "--quiet",   NULL};
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "4",  "--quiet",   NULL};
     t0 = real_now();
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     real = real_now() - t0;
@@ -132,12 +132,46 @@ static void test_sixteen_hours_on_four_in_four_virtual_hours(void **state)
                                     "and o.ended_at > r.started_at)) from "
                                     "runs r"),
                      4);
+    /* each on one whole GPU of the 4 declared */
+    assert_int_equal(sw_h_count(&h, "select count(distinct gpus) from runs "
+                                    "where gpus like '%\"share\": 1,%'"),
+                     4);
     /* every value, each at the virtual time its step ended */
     assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join "
                                     "runs r on r.id = m.run_id where m.name "
                                     "= 'loss' and abs(m.time - r.started_at "
                                     "- 60 * m.step) < 1e-3"),
                      960);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Half-GPU trials: 8 at once on 4 GPUs, so 16 one-hour trials take 2
+ * virtual hours, and hold 8 GPU-hours between them. */
+static void test_half_gpu_trials_pack_two_a_gpu(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "resources: {gpus: 0.5}", 16, 60, 60, 0);
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "4",  "--quiet",   NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select abs(max(ended_at) - "
+                                    "min(started_at) - 7200) <= 72 from "
+                                    "runs"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select abs(sum((ended_at - started_at) "
+                                    "* json_extract(gpus, '$.share')) - "
+                                    "28800) <= 288 from runs"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select max((select count(*) from runs "
+                                    "o where o.started_at <= r.started_at "
+                                    "and o.ended_at > r.started_at)) from "
+                                    "runs r"),
+                     8);
     free(file);
     sw_h_dispose(&h);
 }
@@ -336,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sixteen_hours_on_four_in_four_virtual_hours),
+        cmocka_unit_test(test_half_gpu_trials_pack_two_a_gpu),
         cmocka_unit_test(test_hyperband_cuts_at_the_virtual_step),
         cmocka_unit_test(test_target_cancels_at_its_virtual_time),
         cmocka_unit_test(test_interrupt_and_resume_continue_the_timeline),
