@@ -34,6 +34,7 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,21 @@ static void end_job(sim *x, job *j, const sw_exit *how)
     drop_job(x, j);
 }
 
+/* Appends a line of the simulator's own to the attempt's stderr.log. */
+static void note(const job *j, const char *fmt, ...) SW_PRINTF(2, 3);
+static void note(const job *j, const char *fmt, ...)
+{
+    int fd = open(j->stderr_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    va_list ap;
+
+    if (fd < 0)
+        return;
+    va_start(ap, fmt);
+    vdprintf(fd, fmt, ap);
+    va_end(ap);
+    close(fd);
+}
+
 /* ---- the failure draw ------------------------------------------------- */
 
 static uint64_t mix(uint64_t z)
@@ -312,7 +328,6 @@ static int read_curve(job *j)
 static void inject_failure(const sim *x, job *j)
 {
     double u, v, at;
-    int err_fd;
 
     draw(x, j, &u, &v);
     if (x->fail_rate <= 0 || u >= x->fail_rate)
@@ -322,14 +337,10 @@ static void inject_failure(const sim *x, job *j)
         j->n--;
     j->end_at = at;
     j->exit = (sw_exit){true, 1, 0};
-    err_fd = open(j->stderr_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (err_fd >= 0) {
-        dprintf(err_fd,
-                "sweep sim: injected failure at virtual second %.3f "
-                "(--sim-fail-rate %g)\n",
-                at - j->start, x->fail_rate);
-        close(err_fd);
-    }
+    note(j,
+         "sweep sim: injected failure at virtual second %.3f (fail rate "
+         "%g)\n",
+         at - j->start, x->fail_rate);
 }
 
 /* ---- launch ----------------------------------------------------------- */
@@ -487,9 +498,13 @@ static void surrogate_done(sim *x, job *j, int status)
     }
     j->exit = WIFEXITED(status) ? (sw_exit){true, WEXITSTATUS(status), 0}
                                 : (sw_exit){false, 0, WTERMSIG(status)};
-    if (read_curve(j) != 0) {
+    if (read_curve(j) != 0) { /* fails at once, and says why */
         j->exit = (sw_exit){true, 1, 0};
         j->end_at = j->start;
+        note(j,
+             "sweep sim: cannot read the curve in %s (missing, or over "
+             "%d MiB)\n",
+             j->curve_path, CURVE_MAX >> 20);
         return;
     }
     time_lines(j);
