@@ -44,8 +44,8 @@ static int make_sim(sw_executor **out, char *const *args)
 
 static const maker makers[] = {
     {"local", make_local},
-    {"sim", make_sim},
     {"slurm", sw_executor_slurm_new},
+    {"sim", make_sim},
 };
 
 #define N_MAKERS (sizeof(makers) / sizeof(makers[0]))
