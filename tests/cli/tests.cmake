@@ -70,6 +70,7 @@ target_include_directories(test_cli_report PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/c
 add_dependencies(test_cli_report sweep)
 add_test(NAME cli.report COMMAND test_cli_report)
 set_tests_properties(cli.report PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
 
 # `--backend sim`: surrogate trials (sh and awk) replayed on a virtual clock.
 add_executable(test_cli_sim cli/test_sim.c cli/harness.c)
