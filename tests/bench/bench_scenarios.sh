@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# The seeds' scenarios, played on the simulated cluster (`--backend sim`),
+# each beside its reference, in one run of a few minutes at most.
+#
+# Two families of learning curves feed the surrogates (curve.awk below):
+#   - synthetic: loss(t) = a + b t^-c + noise, with a, b, c from the
+#     parameters (lr, dropout, batch_size, model); "small" models train
+#     81 epochs of 300 s and need 6 GiB, "large" ones 81 epochs of 900 s
+#     and 18 GiB; the noise is a seeded function of the parameters and t;
+#   - recorded: val_loss per epoch of examples/train_mlp.py (real PyTorch
+#     training on scikit-learn's digits), 20 configurations x 40 epochs,
+#     recorded once by record_mlp_curves.sh into mlp_curves.csv and
+#     replayed, each epoch stretched to a virtual duration.
+#
+# Scenario 1: 12 configurations of 3 virtual days each on 6 GPUs, one at
+# a time (parallel 1) against six at a time (parallel 6); the same grid.
+#
+# Scenario 2: a mixed workload (small and large models) on 8 GPUs, two
+# of them split into MIG slices (4g.40gb + 3g.40gb each), with failures
+# injected (--sim-fail-rate 0.1: an attempt dies at a uniformly drawn
+# point with probability 0.1):
+#   - baseline, what W&B agents do: one agent per device (the 6 GPUs and
+#     the 4 slices: 10 trials at once, each holding a whole device; the
+#     slices hold a large model's memory), random search, no early
+#     stopping, and a failed trial rerun from scratch (retries: 2, the
+#     surrogate ignores its checkpoint, as a trainer without resume does);
+#   - sweep: memory-aware packing (resources: {gpus: 0.25, gpu_memory:
+#     18GiB}: 4 trials per GPU, 2 per slice, 32 at once), ASHA (min_iter
+#     3, eta 3), Bayesian search (bayes), and retries: 2 that resume from
+#     the last epoch reported (a checkpoint per epoch: the surrogate reads
+#     its run's stdout.log for the last step an earlier attempt reported).
+#   Both sides run the same number of trials (run_cap) on the same curves.
+#
+# The compute model, the same on both sides: a small model keeps at most
+# a quarter of a GPU busy, a large one half of it (they are too small to
+# fill a GPU: the reason to pack them). A trial's epoch takes its base
+# time times max(1, demand / (device compute x share)), a MIG slice's
+# compute counted as 3/7 of a GPU (the smaller slice, for both sizes),
+# and packed trials (share < 1) 10 % longer for interference. So a large
+# model packed 4 to a GPU runs 2.2x slower than alone, and 5.1x slower on
+# a quarter of a slice: packing is not free here.
+#
+# Figures: wall-clock and GPU-hours (busy: each attempt's duration times
+# the GPU share it held) until the sweep first reported a value at least
+# as good as the baseline's final best, from the store (sweep query);
+# occupancy, busy GPU-hours and the whole sweep's wall time from
+# `sweep report --json`.
+#
+#   bash tests/bench/bench_scenarios.sh [RUN_CAP [SEED]]   (default 200 1)
+#
+# The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
+# SVG=FILE also writes `sweep report --plot` of scenario 2's sweep side.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cap=${1:-200}
+seed=${2:-1}
+sweep=${SWEEP_BIN:-}
+for b in build/release build/debug; do
+  [ -n "$sweep" ] || [ ! -x "$b/orchestrator/sweep" ] || sweep=$PWD/$b/orchestrator/sweep
+done
+[ -x "${sweep:-}" ] || { echo "build sweep first (cmake --build --preset release)" >&2; exit 1; }
+curves=$PWD/tests/bench/mlp_curves.csv
+work=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+
+cat >"$work/curve.awk" <<'EOF'
+function noise(t) { # a seeded value in [-1, 1) of the parameters and t
+    srand(key * 1000 + t)
+    return 2 * rand() - 1
+}
+# The last step an earlier attempt of this run reported: its checkpoint.
+function resumed(  file, line, last) {
+    if (!p["resume"] || ENVIRON["SWEEP_ATTEMPT"] + 0 <= 1) return 0
+    file = ENVIRON["SWEEP_CHECKPOINT_DIR"]; sub(/\/checkpoint$/, "/stdout.log", file)
+    last = 0
+    while ((getline line < file) > 0)
+        if (match(line, /"step": [0-9]+/))
+            last = substr(line, RSTART + 8, RLENGTH - 8) + 0
+    return last
+}
+function slowdown(demand,  slice, c, share, s) {
+    slice = ENVIRON["CUDA_VISIBLE_DEVICES"] + 0 >= p["mig_from"]
+    c = slice ? 3 / 7 : 1
+    share = slice && p["share_slice"] ? p["share_slice"] : p["share"]
+    s = demand / (c * share)
+    if (s < 1) s = 1
+    return share < 1 ? 1.1 * s : s
+}
+BEGIN {
+    if (ENVIRON["SWEEP_SIMULATE"] != "1") { print "not simulated" > "/dev/stderr"; exit 3 }
+    p["share"] = 1; p["mig_from"] = 1e9
+    for (i = 1; i < ARGC; i++) {
+        split(ARGV[i], kv, "=")
+        p[substr(kv[1], 3)] = kv[2]
+    }
+    from = resumed() + 1
+    if (p["family"] == "recorded") { # replays mlp_curves.csv
+        n = 0
+        while ((getline line < p["curves"]) > 0) {
+            split(line, f, ",")
+            if (f[1] == p["lr"] && f[2] == p["hidden"] && f[3] == p["optimizer"])
+                v[++n] = f[5]
+        }
+        if (n == 0) { print "no recorded curve for these parameters" > "/dev/stderr"; exit 2 }
+        large = p["hidden"] >= 256
+        secs = (p["epoch_s"] ? p["epoch_s"] : large ? 2700 : 900) * slowdown(large ? 0.4 : 0.25)
+        for (t = from; t <= n; t++)
+            printf "@metrics {\"step\": %d, \"val_loss\": %s, \"_seconds\": %.3f}\n", t, v[t], secs
+        exit
+    }
+    large = p["model"] == "large"
+    x = log(p["lr"]) / log(10) + 2.5
+    a = (large ? 0.20 : 0.30) + 0.12 * x * x + 0.3 * (p["dropout"] - 0.15) ^ 2 \
+        + 0.02 * (log(p["batch_size"] / 64) / log(2)) ^ 2
+    b = 1.5; c = (large ? 0.45 : 0.6) * (1 + 0.15 * (x > 1 ? 1 : x < -1 ? -1 : x))
+    epochs = p["epochs"] ? p["epochs"] : 81
+    secs = (p["epoch_s"] ? p["epoch_s"] : large ? 900 : 300) * slowdown(large ? 0.4 : 0.25)
+    key = int(p["lr"] * 1e9) % 100003 + int(p["dropout"] * 1e6) + p["batch_size"] + 7 * large
+    for (t = from; t <= epochs; t++)
+        printf "@metrics {\"step\": %d, \"loss\": %.6f, \"_seconds\": %.3f}\n", t, \
+            a + b * t ^ -c + 0.004 * noise(t), secs
+    exit
+}
+EOF
+
+# ---- scenario 1: 12 x 3 days, serial against six at a time -------------
+grid12() { # FAMILY -> a sweep file of 12 configurations of 3 days
+  if [ "$1" = synthetic ]; then
+    cat <<EOF
+method: grid
+metric: {name: loss, goal: minimize}
+command: [awk, -f, $work/curve.awk, --, --epochs=72, --epoch_s=3600, "\${args}"]
+parameters:
+  lr: {values: [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03]}
+  model: {values: [small, large]}
+  dropout: {value: 0.1}
+  batch_size: {value: 64}
+EOF
+  else
+    cat <<EOF
+method: grid
+metric: {name: val_loss, goal: minimize}
+command: [awk, -f, $work/curve.awk, --, --family=recorded, --curves=$curves, --epoch_s=6480, "\${args}"]
+parameters:
+  lr: {values: [0.03, 0.01, 0.003]}
+  hidden: {values: [32, 256]}
+  optimizer: {values: [sgd, adam]}
+EOF
+  fi
+}
+
+run() { # HOME FILE ARGS... : one simulated sweep
+  local home=$1 file=$2
+  shift 2
+  (cd "$work" && SWEEP_HOME="$home" "$sweep" run "$file" --backend sim \
+    --seed "$seed" --quiet "$@") >"$home.log" 2>&1 || { cat "$home.log" >&2; exit 1; }
+}
+report() { # HOME KEY... -> the keys of sweep report --json, comma-separated
+  local home=$1
+  shift
+  SWEEP_HOME="$home" "$sweep" report --json >"$home.json"
+  python3 - "$home.json" "$@" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(",".join(repr(r[k]) for k in sys.argv[2:]))
+EOF
+}
+
+echo "scenario 1: 12 configurations of 3 virtual days each, on 6 GPUs"
+printf '%-26s %12s %12s %14s %10s\n' "" "wall (days)" "ref (days)" "GPU-days busy" "occupancy"
+for fam in synthetic recorded; do
+  grid12 $fam >"$work/grid-$fam.yaml"
+  for par in 1 6; do
+    h="$work/g-$fam-$par"
+    run "$h" "$work/grid-$fam.yaml" --gpus 6 --parallel $par
+    IFS=, read -r wall busy occ <<<"$(report "$h" wall_seconds gpu_seconds_busy occupancy)"
+    printf '%-26s %12.2f %12.2f %14.2f %9.1f%%\n' "$fam, $par at a time" \
+      "$(echo "$wall / 86400" | bc -l)" "$((36 / par))" \
+      "$(echo "$busy / 86400" | bc -l)" "$(echo "100 * $occ" | bc -l)"
+  done
+done
+
+# ---- scenario 2: the mixed workload on 8 GPUs --------------------------
+inventory='6x80GiB,2x80GiB:mig=4g.40gb+3g.40gb'
+mixed() { # FAMILY SIDE RUNS
+  local cmd="[awk, -f, $work/curve.awk, --, --mig_from=6"
+  [ "$1" = synthetic ] || cmd="$cmd, --family=recorded, --curves=$curves"
+  if [ "$2" = baseline ]; then
+    printf 'method: random\nresources: {gpus: 1, gpu_memory: 20GiB}\n'
+    cmd="$cmd, \"\${args}\"]"
+  else
+    printf 'method: bayes\nresources: {gpu_memory: 20GiB}\n'
+    printf 'early_terminate: {type: asha, min_iter: 3, eta: 3}\n'
+    cmd="$cmd, --share=0.25, --share_slice=0.5, --resume=1, \"\${args}\"]"
+  fi
+  printf 'run_cap: %s\nretries: 2\ncommand: %s\n' "$3" "$cmd"
+  if [ "$1" = synthetic ]; then
+    cat <<EOF
+metric: {name: loss, goal: minimize}
+parameters:
+  lr: {distribution: log_uniform_values, min: 0.0001, max: 0.1}
+  dropout: {distribution: uniform, min: 0.0, max: 0.5}
+  batch_size: {values: [32, 64, 128, 256]}
+  model: {values: [small, large]}
+EOF
+  else
+    cat <<EOF
+metric: {name: val_loss, goal: minimize}
+parameters:
+  lr: {values: [0.1, 0.03, 0.01, 0.003, 0.001]}
+  hidden: {values: [32, 256]}
+  optimizer: {values: [sgd, adam]}
+EOF
+  fi
+}
+# When HOME's sweep first reported a METRIC of at most BEST, from its
+# first start, and the GPU-seconds its attempts held until then.
+reach() { # HOME METRIC BEST
+  SWEEP_HOME="$1" "$sweep" query --csv "
+    with t0 as (select min(started_at) as s from attempts),
+         hit as (select min(time) as t from metrics
+                 where name = '$2' and value <= $3)
+    select (select t from hit) - (select s from t0),
+           (select sum(max(0, min(ended_at, (select t from hit)) - started_at) * gpu)
+            from attempts)" | tail -1
+}
+# The store's figures of HOME beside the report's: the GPU-seconds of its
+# failed attempts, and its occupancy (on GPUS) until its last trial
+# started, before the cluster drains.
+store_figures() { # HOME GPUS
+  SWEEP_HOME="$1" "$sweep" query --csv "
+    with w as (select min(started_at) as s, max(started_at) as t from attempts)
+    select (select coalesce(sum((ended_at - started_at) * gpu), 0) from attempts
+            where outcome <> 'finished' and outcome <> 'stopped'),
+           (select sum(max(0, min(ended_at, (select t from w)) - started_at) * gpu)
+            from attempts) / ($2 * ((select t from w) - (select s from w)))" | tail -1
+}
+h() { echo "$1 / 3600" | bc -l; }
+pct() { echo "100 * $1" | bc -l; }
+ratio() { [ "$2" = nan ] && echo nan || echo "$1 / $2" | bc -l; }
+scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
+  local side bwall bbusy bocc bbest swall sbusy socc sbest sstop bt bg st sg
+  local bf bsteady sf ssteady
+  echo
+  echo "scenario 2, $1 curves: baseline $3 trials, sweep $4, on 8 GPUs ($inventory), fail rate 0.1"
+  mixed "$1" baseline "$3" >"$work/mixed-$1-baseline.yaml"
+  mixed "$1" sweep "$4" >"$work/mixed-$1-sweep.yaml"
+  for side in baseline sweep; do
+    run "$work/m-$1-$side" "$work/mixed-$1-$side.yaml" --gpus "$inventory" --sim-fail-rate 0.1
+  done
+  IFS=, read -r bwall bbusy bocc bbest <<<"$(report "$work/m-$1-baseline" wall_seconds gpu_seconds_busy occupancy best_value)"
+  IFS=, read -r swall sbusy socc sbest sstop <<<"$(report "$work/m-$1-sweep" wall_seconds gpu_seconds_busy occupancy best_value stopped)"
+  IFS=, read -r bt bg <<<"$(reach "$work/m-$1-baseline" "$2" "$bbest")"
+  IFS=, read -r st sg <<<"$(reach "$work/m-$1-sweep" "$2" "$bbest")"
+  IFS=, read -r bf bsteady <<<"$(store_figures "$work/m-$1-baseline" 8)"
+  IFS=, read -r sf ssteady <<<"$(store_figures "$work/m-$1-sweep" 8)"
+  [ -n "$st" ] || { st=nan; sg=nan; }
+  printf '%-46s %10s %10s %8s\n' "" "baseline" "sweep" "ratio"
+  printf '%-46s %10.1f %10.1f %7.2fx\n' "wall-clock to the baseline's best (h)" "$(h "$bt")" "$(h "$st")" "$(ratio "$bt" "$st")"
+  printf '%-46s %10.1f %10.1f %7.2fx\n' "GPU-hours to the baseline's best" "$(h "$bg")" "$(h "$sg")" "$(ratio "$bg" "$sg")"
+  printf '%-46s %9.1f%% %9.1f%%\n' "occupancy (sweep report)" "$(pct "$bocc")" "$(pct "$socc")"
+  printf '%-46s %9.1f%% %9.1f%%\n' "occupancy until the last trial started" "$(pct "$bsteady")" "$(pct "$ssteady")"
+  printf '%-46s %10.1f %10.1f %7.2fx\n' "wall-clock of the whole sweep (h)" "$(h "$bwall")" "$(h "$swall")" "$(ratio "$bwall" "$swall")"
+  printf '%-46s %10.1f %10.1f %7.2fx\n' "GPU-hours busy, whole sweep" "$(h "$bbusy")" "$(h "$sbusy")" "$(ratio "$bbusy" "$sbusy")"
+  printf '%-46s %10.1f %10.1f\n' "GPU-hours in failed attempts" "$(h "$bf")" "$(h "$sf")"
+  printf '%-46s %10.5f %10.5f\n' "best $2" "$bbest" "$sbest"
+  printf '%-46s %10s %10s\n' "runs stopped early" 0 "$sstop"
+}
+scenario2 synthetic loss "$cap" $((cap * 5))
+scenario2 recorded val_loss 20 20
+echo
+echo "(targets: >= 4x less wall-clock and >= 3x fewer GPU-hours to the baseline's best,"
+echo " >= 90 % occupancy; seed $seed; sweep: $sweep)"
+if [ -n "${SVG:-}" ]; then
+  SWEEP_HOME="$work/m-synthetic-sweep" "$sweep" report --plot "$SVG" >/dev/null
+  echo "wrote $SVG"
+fi
