@@ -317,6 +317,41 @@ static void draw_legend(sw_buf *b, double y)
     }
 }
 
+static double start_key(const sw_report_attempt *a)
+{
+    return isnan(a->start) ? -INFINITY : a->start;
+}
+
+static int by_start(const void *x, const void *y)
+{
+    const sw_report_attempt *a = *(const sw_report_attempt *const *)x,
+                            *b = *(const sw_report_attempt *const *)y;
+    double s = start_key(a), t = start_key(b);
+
+    if (s != t)
+        return (s > t) - (s < t);
+    return (a > b) - (a < b); /* as the data has them */
+}
+
+/* The attempts in the order they started, to be placed in their lanes
+ * so: the data groups them by run, and a retry placed with its run,
+ * before the runs that started meanwhile, could push one of those above
+ * its lane. */
+static void draw_attempts(sw_buf *body, lanes *ls, const axis *ax,
+                          const sw_report_data *d)
+{
+    const sw_report_attempt **order =
+        sw_calloc(d->n_attempts + 1, sizeof(*order));
+    size_t i;
+
+    for (i = 0; i < d->n_attempts; i++)
+        order[i] = &d->attempts[i];
+    qsort(order, d->n_attempts, sizeof(*order), by_start);
+    for (i = 0; i < d->n_attempts; i++)
+        draw_attempt(body, ls, ax, d, order[i]);
+    free(order);
+}
+
 void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
 {
     axis ax = {r, isnan(r->start) ? 0 : r->end - r->start};
@@ -325,8 +360,7 @@ void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
     double lanes_end, height;
     size_t i;
 
-    for (i = 0; i < d->n_attempts; i++)
-        draw_attempt(&body, &ls, &ax, d, &d->attempts[i]);
+    draw_attempts(&body, &ls, &ax, d);
     lanes_end = 40 + ls.n * LANE;
     height = lanes_end + 30 + (d->n_points ? CURVE : 0) + 40;
     sw_buf_printf(b,

@@ -291,6 +291,51 @@ static void test_json_keys(void **state)
     sw_buf_dispose(&b);
 }
 
+/* Bars are stacked in the order their attempts started, not by run:
+ * run 0 failed (0..10) and was retried (20..30); run 1 ran 5..15 and
+ * run 2 12..25, each on half of GPU "0". Never more than two ran at
+ * once, so every bar lies within the lane (y from 40 on); placed run by
+ * run, run 2 would meet the retry (at 0) and run 1 (at 0.5) and go on
+ * top of them, above the lane. */
+static void test_plot_stacks_in_start_order(void **state)
+{
+    static char dev[] = "{\"devices\": [\"0\"], \"share\": 0.5}";
+    sw_report_run runs[3] = {{"r0", SW_RUN_FINISHED},
+                             {"r1", SW_RUN_FINISHED},
+                             {"r2", SW_RUN_FINISHED}};
+    sw_report_attempt at[4] = {att(0, 0, 10, SW_ATT_FAILED, 0.5),
+                               att(0, 20, 30, SW_ATT_FINISHED, 0.5),
+                               att(1, 5, 15, SW_ATT_FINISHED, 0.5),
+                               att(2, 12, 25, SW_ATT_FINISHED, 0.5)};
+    sw_report_data d = {0};
+    sw_buf b = SW_BUF_INIT;
+    sw_report r;
+    const char *p;
+    size_t i, bars = 0;
+
+    (void)state;
+    for (i = 0; i < 4; i++)
+        at[i].devices = dev;
+    d.sweep_id = "s1";
+    d.runs = runs;
+    d.n_runs = 3;
+    d.attempts = at;
+    d.n_attempts = 4;
+    d.gpus = 1;
+    sw_report_compute(&r, &d);
+    sw_report_write_svg(&b, &d, &r);
+    for (p = sw_buf_cstr(&b); (p = strstr(p, "fill-opacity=\"0.85\"")); p++) {
+        const char *y = p;
+
+        while (y > b.ptr && strncmp(y, " y=\"", 4) != 0)
+            y--;
+        assert_true(strtod(y + 4, NULL) >= 40);
+        bars++;
+    }
+    assert_int_equal(bars, 4);
+    sw_buf_dispose(&b);
+}
+
 static sw_run_rec a_run(char *id, int64_t idx, sw_run_state state, double start,
                         double end, char *gpus)
 {
@@ -376,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_cpu_only_and_no_metric),
         cmocka_unit_test(test_stepless_values_and_maximize),
         cmocka_unit_test(test_json_keys),
+        cmocka_unit_test(test_plot_stacks_in_start_order),
         cmocka_unit_test(test_load_from_a_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
