@@ -46,13 +46,13 @@
 # occupancy, busy GPU-hours and the whole sweep's wall time from
 # `sweep report --json`.
 #
-#   bash tests/bench/bench_scenarios.sh [RUN_CAP [SEED]]   (default 200 1)
+#   bash tests/bench/bench_scenarios.sh [TRIALS [SEED]]   (default 100 1)
 #
 # The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
 # SVG=FILE also writes `sweep report --plot` of scenario 2's sweep side.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cap=${1:-200}
+cap=${1:-100}
 seed=${2:-1}
 sweep=${SWEEP_BIN:-}
 for b in build/release build/debug; do
@@ -237,7 +237,7 @@ store_figures() { # HOME GPUS
 }
 h() { echo "$1 / 3600" | bc -l; }
 pct() { echo "100 * $1" | bc -l; }
-ratio() { [ "$2" = nan ] && echo nan || echo "$1 / $2" | bc -l; }
+ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
 scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
   local side bwall bbusy bocc bbest swall sbusy socc sbest sstop bt bg st sg
   local bf bsteady sf ssteady
