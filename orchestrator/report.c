@@ -237,18 +237,45 @@ static void stopping(sw_report *r, const by_run *ix)
             saved(r, ix, i, full);
 }
 
+/* How many of its reports the attempt after `a` made again before its
+ * first new step, which it reported at `t`: the store keeps a step's
+ * first value only, so a retry that went back to an earlier step (from
+ * scratch, or from an older checkpoint) shows from its first new step on,
+ * after the time the steps it did again took. Counted at `a`'s pace (its
+ * time over its reports), rounded: 0 for a retry that resumed. */
+static size_t redone(const by_run *ix, const sw_report_attempt *a,
+                     const sw_report_attempt *next, double t)
+{
+    size_t np = RUN_POINTS(ix, a->run), k = 0, i;
+    double last = a->start, m;
+
+    for (i = 0; i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, a->run, i);
+
+        if (p->step >= 0 && p->time >= a->start && p->time <= a->end) {
+            k++;
+            last = fmax(last, p->time);
+        }
+    }
+    if (k == 0 || !(last > a->start))
+        return 0;
+    m = floor((t - next->start) / ((last - a->start) / (double)k) + 0.5) - 1;
+    return m > 0 ? (size_t)m : 0;
+}
+
 /* Until when attempt `a` (of index ai) did work that the next attempt
  * of its run kept: the time of its last value of a step below the
  * first step the next one reported (it resumed from its checkpoint
- * after those); its start when the next one redid everything, or when
- * there is no next one. */
+ * after those), less the reports the next one made again (redone());
+ * its start when the next one redid everything, or when there is no
+ * next one. */
 static double kept_until(const by_run *ix, size_t ai)
 {
     const sw_report_data *d = ix->d;
     const sw_report_attempt *a = &d->attempts[ai], *next = NULL;
-    size_t np = RUN_POINTS(ix, a->run);
+    size_t np = RUN_POINTS(ix, a->run), below = 0, skip = 0;
     int64_t first = -1;
-    double kept = a->start;
+    double kept = a->start, t_first = 0;
     size_t i;
 
     if (ai + 1 < d->n_attempts && d->attempts[ai + 1].run == a->run)
@@ -257,15 +284,27 @@ static double kept_until(const by_run *ix, size_t ai)
         const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
         if (p->step >= 0 && p->time >= next->start && p->time <= next->end &&
-            (first < 0 || p->step < first))
+            (first < 0 || p->step < first)) {
             first = p->step;
+            t_first = p->time;
+        }
     }
     for (i = 0; first >= 0 && i < np; i++) {
         const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
+        below += p->step >= 0 && p->step < first && p->time >= a->start &&
+                 p->time <= a->end;
+    }
+    if (first >= 0)
+        skip = redone(ix, a, next, t_first);
+    for (i = 0; first >= 0 && i < np && below > skip; i++) {
+        const sw_report_point *p = RUN_POINT(ix, a->run, i);
+
         if (p->step >= 0 && p->step < first && p->time >= a->start &&
-            p->time <= a->end)
-            kept = fmax(kept, p->time);
+            p->time <= a->end) {
+            kept = fmax(kept, p->time); /* the first below - skip */
+            below--;
+        }
     }
     return fmin(kept, a->end);
 }

@@ -189,6 +189,35 @@ static void test_lost_when_nothing_was_kept(void **state)
     assert_near(r.cost_per_finished_run, 200.0 / 3600 * 3);
 }
 
+/* r1's retry starts again from scratch, as the store keeps it: it
+ * reports steps 1..10 at 1060, 1070, ..., but steps 1..3 are kept once
+ * (the first attempt's values), so the store shows its steps 4..10 only,
+ * from 1090 on. At the first attempt's pace (10 s a report) the 40 s
+ * before step 4 were three reports done again: nothing was kept, the
+ * whole first attempt (40 s on half a GPU) was lost. */
+static void test_lost_when_the_retry_started_again(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    s.attempts[2].end = 1150;
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 1 && s.points[i].step >= 4)
+            s.points[i].time = 1050 + 10.0 * (double)s.points[i].step;
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 40);
+    assert_near(r.gpu_seconds_lost_to_failures, 20);
+    /* resumed from step 2's checkpoint instead: step 3 done again */
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 1 && s.points[i].step >= 4)
+            s.points[i].time = 1050 + 10.0 * (double)(s.points[i].step - 2);
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 20); /* kept to 1020 */
+}
+
 /* CPU trials only: no GPU figure is made up; trial-seconds carry the
  * same facts. Without a metric there is no best value, and without a
  * price no cost. */
@@ -418,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_every_figure_by_hand),
         cmocka_unit_test(test_gpus_from_the_peak),
         cmocka_unit_test(test_lost_when_nothing_was_kept),
+        cmocka_unit_test(test_lost_when_the_retry_started_again),
         cmocka_unit_test(test_cpu_only_and_no_metric),
         cmocka_unit_test(test_stepless_values_and_maximize),
         cmocka_unit_test(test_json_keys),
