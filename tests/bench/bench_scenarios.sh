@@ -240,7 +240,7 @@ pct() { echo "100 * $1" | bc -l; }
 ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
 scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
   local side bwall bbusy bocc bbest swall sbusy socc sbest sstop bt bg st sg
-  local bf bsteady sf ssteady
+  local bf bsteady sf ssteady blost slost
   echo
   echo "scenario 2, $1 curves: baseline $3 trials, sweep $4, on 8 GPUs ($inventory), fail rate 0.1"
   mixed "$1" baseline "$3" >"$work/mixed-$1-baseline.yaml"
@@ -248,8 +248,8 @@ scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
   for side in baseline sweep; do
     run "$work/m-$1-$side" "$work/mixed-$1-$side.yaml" --gpus "$inventory" --sim-fail-rate 0.1
   done
-  IFS=, read -r bwall bbusy bocc bbest <<<"$(report "$work/m-$1-baseline" wall_seconds gpu_seconds_busy occupancy best_value)"
-  IFS=, read -r swall sbusy socc sbest sstop <<<"$(report "$work/m-$1-sweep" wall_seconds gpu_seconds_busy occupancy best_value stopped)"
+  IFS=, read -r bwall bbusy bocc bbest blost <<<"$(report "$work/m-$1-baseline" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures)"
+  IFS=, read -r swall sbusy socc sbest slost sstop <<<"$(report "$work/m-$1-sweep" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures stopped)"
   IFS=, read -r bt bg <<<"$(reach "$work/m-$1-baseline" "$2" "$bbest")"
   IFS=, read -r st sg <<<"$(reach "$work/m-$1-sweep" "$2" "$bbest")"
   IFS=, read -r bf bsteady <<<"$(store_figures "$work/m-$1-baseline" 8)"
@@ -263,6 +263,7 @@ scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
   printf '%-46s %10.1f %10.1f %7.2fx\n' "wall-clock of the whole sweep (h)" "$(h "$bwall")" "$(h "$swall")" "$(ratio "$bwall" "$swall")"
   printf '%-46s %10.1f %10.1f %7.2fx\n' "GPU-hours busy, whole sweep" "$(h "$bbusy")" "$(h "$sbusy")" "$(ratio "$bbusy" "$sbusy")"
   printf '%-46s %10.1f %10.1f\n' "GPU-hours in failed attempts" "$(h "$bf")" "$(h "$sf")"
+  printf '%-46s %10.1f %10.1f\n' "  of which lost (sweep report)" "$(h "$blost")" "$(h "$slost")"
   printf '%-46s %10.5f %10.5f\n' "best $2" "$bbest" "$sbest"
   printf '%-46s %10s %10s\n' "runs stopped early" 0 "$sstop"
 }
