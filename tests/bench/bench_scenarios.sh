@@ -5,12 +5,13 @@
 # Two families of learning curves feed the surrogates (curve.awk below):
 #   - synthetic: loss(t) = a + b t^-c + noise, with a, b, c from the
 #     parameters (lr, dropout, batch_size, model); "small" models train
-#     81 epochs of 300 s and need 6 GiB, "large" ones 81 epochs of 900 s
-#     and 18 GiB; the noise is a seeded function of the parameters and t;
+#     81 epochs of 300 s, "large" ones 81 epochs of 900 s; the noise is a
+#     seeded function of the parameters and t;
 #   - recorded: val_loss per epoch of examples/train_mlp.py (real PyTorch
 #     training on scikit-learn's digits), 20 configurations x 40 epochs,
 #     recorded once by record_mlp_curves.sh into mlp_curves.csv and
-#     replayed, each epoch stretched to a virtual duration.
+#     replayed, each epoch stretched to 900 s (hidden 32, "small") or
+#     2700 s (hidden 256, "large").
 #
 # Scenario 1: 12 configurations of 3 virtual days each on 6 GPUs, one at
 # a time (parallel 1) against six at a time (parallel 6); the same grid.
@@ -18,33 +19,38 @@
 # Scenario 2: a mixed workload (small and large models) on 8 GPUs, two
 # of them split into MIG slices (4g.40gb + 3g.40gb each), with failures
 # injected (--sim-fail-rate 0.1: an attempt dies at a uniformly drawn
-# point with probability 0.1):
+# point with probability 0.1), on each family:
 #   - baseline, what W&B agents do: one agent per device (the 6 GPUs and
-#     the 4 slices: 10 trials at once, each holding a whole device; the
-#     slices hold a large model's memory), random search, no early
+#     the 4 slices: 10 trials at once, each holding a whole device:
+#     resources {gpus: 1, gpu_memory: 20GiB}), random search, no early
 #     stopping, and a failed trial rerun from scratch (retries: 2, the
 #     surrogate ignores its checkpoint, as a trainer without resume does);
-#   - sweep: memory-aware packing (resources: {gpus: 0.25, gpu_memory:
-#     18GiB}: 4 trials per GPU, 2 per slice, 32 at once), ASHA (min_iter
-#     3, eta 3), Bayesian search (bayes), and retries: 2 that resume from
-#     the last epoch reported (a checkpoint per epoch: the surrogate reads
-#     its run's stdout.log for the last step an earlier attempt reported).
-#   Both sides run the same number of trials (run_cap) on the same curves.
+#     TRIALS trials (20 on the recorded curves);
+#   - sweep: memory-aware packing (resources: {gpu_memory: 20GiB}: a
+#     quarter of an 80 GiB GPU, half of a 40 GiB slice; 4 trials per GPU,
+#     2 per slice, 32 at once), ASHA (min_iter 3, eta 3), Bayesian search
+#     (bayes), and retries: 2 that resume from the last epoch reported (a
+#     checkpoint per epoch: the surrogate reads its run's stdout.log for
+#     the last step an earlier attempt reported); 5 x TRIALS trials, as
+#     most are stopped early (20 on the recorded curves, all there are).
+#   The figures "to the baseline's best" do not depend on those counts
+#   as long as sweep's side gets there before its last trial.
 #
 # The compute model, the same on both sides: a small model keeps at most
-# a quarter of a GPU busy, a large one half of it (they are too small to
-# fill a GPU: the reason to pack them). A trial's epoch takes its base
-# time times max(1, demand / (device compute x share)), a MIG slice's
-# compute counted as 3/7 of a GPU (the smaller slice, for both sizes),
-# and packed trials (share < 1) 10 % longer for interference. So a large
-# model packed 4 to a GPU runs 2.2x slower than alone, and 5.1x slower on
-# a quarter of a slice: packing is not free here.
+# a quarter of a GPU busy, a large one 40 % (they are too small to fill
+# a GPU: the reason to pack them). A trial's epoch takes its base time
+# times max(1, demand / (device compute x share)), a MIG slice's compute
+# counted as 3/7 of a GPU (the smaller slice, for both), and packed
+# trials (share < 1) 10 % longer for interference. So a large model
+# packed 4 to a GPU runs 1.76x slower than alone, 2.05x on half a slice:
+# packing is not free here.
 #
 # Figures: wall-clock and GPU-hours (busy: each attempt's duration times
 # the GPU share it held) until the sweep first reported a value at least
 # as good as the baseline's final best, from the store (sweep query);
-# occupancy, busy GPU-hours and the whole sweep's wall time from
-# `sweep report --json`.
+# occupancy, busy GPU-hours, GPU-hours lost to failures and the whole
+# sweep's wall time from `sweep report --json`; occupancy until the last
+# trial started and GPU-hours in failed attempts from the store.
 #
 #   bash tests/bench/bench_scenarios.sh [TRIALS [SEED]]   (default 100 1)
 #
