@@ -300,6 +300,20 @@ static int fail(const sw_store *st, const char *fmt, ...)
                         st->path, what, sqlite3_errmsg(st->db));
 }
 
+int sw_store__fail_io(const sw_store *st, const char *what)
+{
+    return sw_error_set(SW_EIO, "store %s: %s: %s", st->path, what,
+                        sqlite3_errmsg(st->db));
+}
+
+int sw_store__prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
+                      const char *what)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+        return sw_store__fail_io(st, what);
+    return SW_OK;
+}
+
 static void finish(sqlite3_stmt *s)
 {
     sqlite3_reset(s);
@@ -313,7 +327,7 @@ static int exec(const sw_store *st, const char *sql, const char *what)
     return SW_OK;
 }
 
-static int bind_str(sqlite3_stmt *s, int i, const char *v)
+int sw_store__bind_str(sqlite3_stmt *s, int i, const char *v)
 {
     return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
              : sqlite3_bind_null(s, i);
@@ -335,13 +349,13 @@ static int bind_opt(sqlite3_stmt *s, int i, bool has, double v)
 static int bind_git(sqlite3_stmt *s, int i, const char *commit, bool dirty,
                     const char *json)
 {
-    return bind_str(s, i, commit) ||
+    return sw_store__bind_str(s, i, commit) ||
            (json ? sqlite3_bind_int(s, i + 1, dirty)
                  : sqlite3_bind_null(s, i + 1)) ||
-           bind_str(s, i + 2, json);
+           sw_store__bind_str(s, i + 2, json);
 }
 
-static char *col_str(sqlite3_stmt *s, int i)
+char *sw_store__col_str(sqlite3_stmt *s, int i)
 {
     const unsigned char *t = sqlite3_column_text(s, i);
 
@@ -688,26 +702,26 @@ int sw_store_release(sw_store *st)
 
 static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
 {
-    r->id = col_str(s, 0);
-    r->name = col_str(s, 1);
-    r->file = col_str(s, 2);
-    r->config = col_str(s, 3);
-    r->method = col_str(s, 4);
-    r->metric = col_str(s, 5);
-    r->goal = col_str(s, 6);
-    r->state = col_str(s, 7);
-    r->cwd = col_str(s, 8);
+    r->id = sw_store__col_str(s, 0);
+    r->name = sw_store__col_str(s, 1);
+    r->file = sw_store__col_str(s, 2);
+    r->config = sw_store__col_str(s, 3);
+    r->method = sw_store__col_str(s, 4);
+    r->metric = sw_store__col_str(s, 5);
+    r->goal = sw_store__col_str(s, 6);
+    r->state = sw_store__col_str(s, 7);
+    r->cwd = sw_store__col_str(s, 8);
     r->seed = (uint64_t)sqlite3_column_int64(s, 9);
     r->parallel = sqlite3_column_int64(s, 10);
     r->created_at = col_time(s, 11);
     r->ended_at = col_time(s, 12);
-    r->git_commit = col_str(s, 13);
+    r->git_commit = sw_store__col_str(s, 13);
     r->git_dirty = sqlite3_column_int(s, 14) != 0;
-    r->git = col_str(s, 15);
-    r->backend = col_str(s, 16);
-    r->command = col_str(s, 17);
-    r->gpus = col_str(s, 18);
-    r->backend_args = col_str(s, 19);
+    r->git = sw_store__col_str(s, 15);
+    r->backend = sw_store__col_str(s, 16);
+    r->command = sw_store__col_str(s, 17);
+    r->gpus = sw_store__col_str(s, 18);
+    r->backend_args = sw_store__col_str(s, 19);
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -717,18 +731,23 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
     sqlite3_stmt *s = st->stmt[Q_PUT_SWEEP];
     int error = SW_OK;
 
-    if (bind_str(s, 1, r->id) || bind_str(s, 2, r->name) ||
-        bind_str(s, 3, r->file) || bind_str(s, 4, r->config) ||
-        bind_str(s, 5, r->method) || bind_str(s, 6, r->metric) ||
-        bind_str(s, 7, r->goal) || bind_str(s, 8, r->state) ||
-        bind_str(s, 9, r->cwd) ||
+    if (sw_store__bind_str(s, 1, r->id) || sw_store__bind_str(s, 2, r->name) ||
+        sw_store__bind_str(s, 3, r->file) ||
+        sw_store__bind_str(s, 4, r->config) ||
+        sw_store__bind_str(s, 5, r->method) ||
+        sw_store__bind_str(s, 6, r->metric) ||
+        sw_store__bind_str(s, 7, r->goal) ||
+        sw_store__bind_str(s, 8, r->state) ||
+        sw_store__bind_str(s, 9, r->cwd) ||
         sqlite3_bind_int64(s, 10, (sqlite3_int64)r->seed) ||
         sqlite3_bind_int64(s, 11, r->parallel) ||
         bind_time(s, 12, r->created_at) || bind_time(s, 13, r->ended_at) ||
         bind_git(s, 14, r->git_commit, r->git_dirty, r->git) ||
-        bind_str(s, 17, r->backend ? r->backend : "local") ||
-        bind_str(s, 18, r->command) || bind_str(s, 19, r->gpus) ||
-        bind_str(s, 20, r->backend_args) || sqlite3_step(s) != SQLITE_DONE)
+        sw_store__bind_str(s, 17, r->backend ? r->backend : "local") ||
+        sw_store__bind_str(s, 18, r->command) ||
+        sw_store__bind_str(s, 19, r->gpus) ||
+        sw_store__bind_str(s, 20, r->backend_args) ||
+        sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
@@ -742,7 +761,7 @@ static int fetch_sweep(sw_store *st, int q, const char *key, sw_sweep_rec *out)
     int error = SW_OK;
     int rc;
 
-    if (key && bind_str(s, 1, key) != SQLITE_OK) {
+    if (key && sw_store__bind_str(s, 1, key) != SQLITE_OK) {
         error = fail(st, "get sweep '%s'", key);
         goto done;
     }
@@ -767,12 +786,12 @@ static int sweep_prefix(sw_store *st, const char *prefix, char *ids[3], int *n)
     int rc;
 
     *n = 0;
-    if (bind_str(s, 1, prefix) != SQLITE_OK) {
+    if (sw_store__bind_str(s, 1, prefix) != SQLITE_OK) {
         error = fail(st, "get sweep '%s'", prefix);
         goto done;
     }
     while (*n < 3 && (rc = sqlite3_step(s)) == SQLITE_ROW)
-        ids[(*n)++] = col_str(s, 0);
+        ids[(*n)++] = sw_store__col_str(s, 0);
     if (*n < 3 && rc != SQLITE_DONE)
         error = fail(st, "get sweep '%s'", prefix);
 done:
@@ -837,7 +856,7 @@ int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
     sqlite3_stmt *s = st->stmt[Q_SET_SWEEP_STATE];
     int error = SW_OK;
 
-    if (bind_str(s, 1, id) || bind_str(s, 2, state) ||
+    if (sw_store__bind_str(s, 1, id) || sw_store__bind_str(s, 2, state) ||
         bind_time(s, 3, ended_at) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "set sweep '%s' %s", id, state ? state : "(null)");
     else if (sqlite3_changes(st->db) == 0)
@@ -878,31 +897,31 @@ int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n)
 /* ?1 and the mutable fields, ?2..?14: shared by put_run and update_run. */
 static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
 {
-    return bind_str(s, 1, r->id) ||
-           bind_str(s, 2, sw_run_state_name(r->state)) ||
-           bind_str(s, 3, r->reason) ||
+    return sw_store__bind_str(s, 1, r->id) ||
+           sw_store__bind_str(s, 2, sw_run_state_name(r->state)) ||
+           sw_store__bind_str(s, 3, r->reason) ||
            (r->has_exit ? sqlite3_bind_int(s, 4, r->exit_code)
                         : sqlite3_bind_null(s, 4)) ||
            sqlite3_bind_int(s, 5, r->signal) ||
            sqlite3_bind_int64(s, 6, r->attempts) ||
            bind_time(s, 7, r->started_at) || bind_time(s, 8, r->ended_at) ||
-           bind_str(s, 9, r->job) ||
+           sw_store__bind_str(s, 9, r->job) ||
            sqlite3_bind_int64(s, 10, r->stdout_offset) ||
            bind_opt(s, 11, r->has_value, r->value) ||
            bind_git(s, 12, r->git_commit, r->git_dirty, r->git) ||
            sqlite3_bind_int64(s, 21, r->lost) || /* ?15..?20: put_run's */
-           bind_str(s, 22, r->gpus);
+           sw_store__bind_str(s, 22, r->gpus);
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
 {
-    r->id = col_str(s, 0);
-    r->sweep_id = col_str(s, 1);
+    r->id = sw_store__col_str(s, 0);
+    r->sweep_id = sw_store__col_str(s, 1);
     r->idx = sqlite3_column_int64(s, 2);
-    r->cell = col_str(s, 3);
-    r->params = col_str(s, 4);
-    r->argv = col_str(s, 5);
-    r->reason = col_str(s, 7);
+    r->cell = sw_store__col_str(s, 3);
+    r->params = sw_store__col_str(s, 4);
+    r->argv = sw_store__col_str(s, 5);
+    r->reason = sw_store__col_str(s, 7);
     r->has_exit = sqlite3_column_type(s, 8) != SQLITE_NULL;
     r->exit_code = sqlite3_column_int(s, 8);
     r->signal = sqlite3_column_int(s, 9);
@@ -910,15 +929,15 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->created_at = col_time(s, 11);
     r->started_at = col_time(s, 12);
     r->ended_at = col_time(s, 13);
-    r->job = col_str(s, 14);
+    r->job = sw_store__col_str(s, 14);
     r->stdout_offset = sqlite3_column_int64(s, 15);
     r->has_value = sqlite3_column_type(s, 16) != SQLITE_NULL;
     r->value = sqlite3_column_double(s, 16);
-    r->git_commit = col_str(s, 17);
+    r->git_commit = sw_store__col_str(s, 17);
     r->git_dirty = sqlite3_column_int(s, 18) != 0;
-    r->git = col_str(s, 19);
+    r->git = sw_store__col_str(s, 19);
     r->lost = sqlite3_column_int64(s, 20);
-    r->gpus = col_str(s, 21);
+    r->gpus = sw_store__col_str(s, 21);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }
@@ -929,10 +948,12 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
     sqlite3_stmt *s = st->stmt[Q_PUT_RUN];
     int error = SW_OK;
 
-    if (bind_run_state(s, r) || bind_str(s, 15, r->sweep_id) ||
-        sqlite3_bind_int64(s, 16, r->idx) || bind_str(s, 17, r->cell) ||
-        bind_str(s, 18, r->params) || bind_str(s, 19, r->argv) ||
-        bind_time(s, 20, r->created_at) || sqlite3_step(s) != SQLITE_DONE)
+    if (bind_run_state(s, r) || sw_store__bind_str(s, 15, r->sweep_id) ||
+        sqlite3_bind_int64(s, 16, r->idx) ||
+        sw_store__bind_str(s, 17, r->cell) ||
+        sw_store__bind_str(s, 18, r->params) ||
+        sw_store__bind_str(s, 19, r->argv) || bind_time(s, 20, r->created_at) ||
+        sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put run '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
@@ -964,7 +985,7 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if (bind_str(s, 1, id) != SQLITE_OK) {
+    if (sw_store__bind_str(s, 1, id) != SQLITE_OK) {
         error = fail(st, "get run '%s'", id);
         goto done;
     }
@@ -988,7 +1009,7 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
     sw_run_rec *recs = NULL;
     size_t len = 0, cap = 0;
     int error = SW_OK;
-    int rc = bind_str(s, 1, sweep_id);
+    int rc = sw_store__bind_str(s, 1, sweep_id);
 
     while (rc == SQLITE_OK && error == SW_OK &&
            (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1018,7 +1039,7 @@ int sw_store_count_runs(sw_store *st, const char *sweep_id,
     sqlite3_stmt *s = st->stmt[Q_COUNT_RUNS];
     sw_run_state state = SW_RUN_PENDING;
     int error = SW_OK;
-    int rc = bind_str(s, 1, sweep_id);
+    int rc = sw_store__bind_str(s, 1, sweep_id);
 
     memset(counts, 0, SW_RUN_N_STATES * sizeof(counts[0]));
     while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1042,10 +1063,10 @@ static int put_metric(sw_store *st, int q, const char *run_id, int64_t step,
     sqlite3_stmt *s = st->stmt[q];
     int error = SW_OK;
 
-    if (bind_str(s, 1, run_id) ||
+    if (sw_store__bind_str(s, 1, run_id) ||
         (step >= 0 ? sqlite3_bind_int64(s, 2, step)
                    : sqlite3_bind_null(s, 2)) ||
-        bind_str(s, 3, name) || sqlite3_bind_double(s, 4, value) ||
+        sw_store__bind_str(s, 3, name) || sqlite3_bind_double(s, 4, value) ||
         sqlite3_bind_double(s, 5, time) || sqlite3_step(s) != SQLITE_DONE)
         error = fail(st, "put metric '%s' of run '%s'", name ? name : "(null)",
                      run_id ? run_id : "(null)");
@@ -1076,7 +1097,7 @@ int sw_store_last_metrics(sw_store *st, const char *run_id,
 {
     sqlite3_stmt *s = st->stmt[Q_LAST_METRICS];
     int error = SW_OK;
-    int rc = bind_str(s, 1, run_id);
+    int rc = sw_store__bind_str(s, 1, run_id);
 
     while (rc == SQLITE_OK && error == SW_OK &&
            (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1102,9 +1123,9 @@ int sw_store_metric_history(sw_store *st, const char *sweep_id,
     int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 
     if (rc == SQLITE_OK)
-        rc = bind_str(s, 1, sweep_id);
+        rc = sw_store__bind_str(s, 1, sweep_id);
     if (rc == SQLITE_OK)
-        rc = bind_str(s, 2, name);
+        rc = sw_store__bind_str(s, 2, name);
     while (rc == SQLITE_OK && error == SW_OK &&
            (rc = sqlite3_step(s)) == SQLITE_ROW) {
         error = fn(ctx, sqlite3_column_int64(s, 0),

@@ -18,34 +18,6 @@
     "target, dest, sweep_id, run_id, remote_id, remote_node, history,"         \
     " summary, state, files, exported_at"
 
-static int fail(const sw_store *st, const char *what)
-{
-    return sw_error_set(SW_EIO, "store %s: %s: %s", st->path, what,
-                        sqlite3_errmsg(st->db));
-}
-
-static int prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
-                   const char *what)
-{
-    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
-        return fail(st, what);
-    return SW_OK;
-}
-
-static int bind_str(sqlite3_stmt *s, int i, const char *v)
-{
-    return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
-             : sqlite3_bind_null(s, i);
-}
-
-static char *col_str(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    return t ? sw_strndup((const char *)t, (size_t)sqlite3_column_bytes(s, i))
-             : NULL;
-}
-
 void sw_export_rec_dispose(sw_export_rec *r)
 {
     if (!r)
@@ -65,22 +37,23 @@ void sw_export_rec_dispose(sw_export_rec *r)
 static int bind_key(sqlite3_stmt *s, const char *target, const char *dest,
                     const char *sweep_id, const char *run_id)
 {
-    return bind_str(s, 1, target) || bind_str(s, 2, dest) ||
-           bind_str(s, 3, sweep_id) || bind_str(s, 4, run_id);
+    return sw_store__bind_str(s, 1, target) || sw_store__bind_str(s, 2, dest) ||
+           sw_store__bind_str(s, 3, sweep_id) ||
+           sw_store__bind_str(s, 4, run_id);
 }
 
 static void read_export(sqlite3_stmt *s, sw_export_rec *r)
 {
-    r->target = col_str(s, 0);
-    r->dest = col_str(s, 1);
-    r->sweep_id = col_str(s, 2);
-    r->run_id = col_str(s, 3);
-    r->remote_id = col_str(s, 4);
-    r->remote_node = col_str(s, 5);
+    r->target = sw_store__col_str(s, 0);
+    r->dest = sw_store__col_str(s, 1);
+    r->sweep_id = sw_store__col_str(s, 2);
+    r->run_id = sw_store__col_str(s, 3);
+    r->remote_id = sw_store__col_str(s, 4);
+    r->remote_node = sw_store__col_str(s, 5);
     r->history = sqlite3_column_int64(s, 6);
     r->summary = sqlite3_column_int64(s, 7);
-    r->state = col_str(s, 8);
-    r->files = col_str(s, 9);
+    r->state = sw_store__col_str(s, 8);
+    r->files = sw_store__col_str(s, 9);
     r->exported_at = sqlite3_column_double(s, 10);
 }
 
@@ -93,14 +66,15 @@ int sw_store_get_export(sw_store *st, const char *target, const char *dest,
 
     memset(out, 0, sizeof(*out));
     out->summary = -1;
-    error = prepare(st,
-                    "SELECT " EXPORT_COLS " FROM exports WHERE target = ?1"
-                    " AND dest = ?2 AND sweep_id = ?3 AND run_id IS ?4",
-                    &s, "get export");
+    error = sw_store__prepare(
+        st,
+        "SELECT " EXPORT_COLS " FROM exports WHERE target = ?1"
+        " AND dest = ?2 AND sweep_id = ?3 AND run_id IS ?4",
+        &s, "get export");
     if (error < 0)
         return error;
     if (bind_key(s, target, dest, sweep_id, run_id) != SQLITE_OK) {
-        error = fail(st, "get export");
+        error = sw_store__fail_io(st, "get export");
         goto done;
     }
     rc = sqlite3_step(s);
@@ -109,7 +83,7 @@ int sw_store_get_export(sw_store *st, const char *target, const char *dest,
     else if (rc == SQLITE_DONE)
         error = SW_ENOTFOUND;
     else
-        error = fail(st, "get export");
+        error = sw_store__fail_io(st, "get export");
 done:
     sqlite3_finalize(s);
     return error;
@@ -118,10 +92,12 @@ done:
 /* ?5..?11: what was sent. */
 static int bind_sent(sqlite3_stmt *s, const sw_export_rec *r)
 {
-    return bind_str(s, 5, r->remote_id) || bind_str(s, 6, r->remote_node) ||
+    return sw_store__bind_str(s, 5, r->remote_id) ||
+           sw_store__bind_str(s, 6, r->remote_node) ||
            sqlite3_bind_int64(s, 7, r->history) ||
-           sqlite3_bind_int64(s, 8, r->summary) || bind_str(s, 9, r->state) ||
-           bind_str(s, 10, r->files) ||
+           sqlite3_bind_int64(s, 8, r->summary) ||
+           sw_store__bind_str(s, 9, r->state) ||
+           sw_store__bind_str(s, 10, r->files) ||
            sqlite3_bind_double(s, 11, r->exported_at);
 }
 
@@ -130,13 +106,13 @@ static int write_export(sw_store *st, const char *sql, const sw_export_rec *r,
                         bool *changed)
 {
     sqlite3_stmt *s = NULL;
-    int error = prepare(st, sql, &s, "put export");
+    int error = sw_store__prepare(st, sql, &s, "put export");
 
     if (error < 0)
         return error;
     if (bind_key(s, r->target, r->dest, r->sweep_id, r->run_id) ||
         bind_sent(s, r) || sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "put export");
+        error = sw_store__fail_io(st, "put export");
     else
         *changed = sqlite3_changes(st->db) > 0;
     sqlite3_finalize(s);
@@ -166,15 +142,17 @@ int sw_store_put_export(sw_store *st, const sw_export_rec *r)
 static int rows_span(sw_store *st, const char *run_id, int64_t span[3])
 {
     sqlite3_stmt *s = NULL;
-    int error = prepare(st,
-                        "SELECT count(*), min(rowid), max(rowid) FROM metrics"
-                        " WHERE run_id = ?1",
-                        &s, "metric rows");
+    int error =
+        sw_store__prepare(st,
+                          "SELECT count(*), min(rowid), max(rowid) FROM metrics"
+                          " WHERE run_id = ?1",
+                          &s, "metric rows");
 
     if (error < 0)
         return error;
-    if (bind_str(s, 1, run_id) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW)
-        error = fail(st, "metric rows");
+    if (sw_store__bind_str(s, 1, run_id) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        error = sw_store__fail_io(st, "metric rows");
     for (int i = 0; error == SW_OK && i < 3; i++)
         span[i] = sqlite3_column_int64(s, i);
     sqlite3_finalize(s);
@@ -201,11 +179,12 @@ int sw_store_metric_rows(sw_store *st, const char *run_id,
 
     if (error < 0 || span[0] == 0)
         return error;
-    error = prepare(st, span[2] - span[1] < 8 * span[0] ? by_range : by_index,
-                    &s, "metric rows");
+    error = sw_store__prepare(
+        st, span[2] - span[1] < 8 * span[0] ? by_range : by_index, &s,
+        "metric rows");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, run_id) || sqlite3_bind_int64(s, 2, span[1]) ||
+    if (sw_store__bind_str(s, 1, run_id) || sqlite3_bind_int64(s, 2, span[1]) ||
         sqlite3_bind_int64(s, 3, span[2]))
         rc = SQLITE_ERROR;
     while (rc == SQLITE_OK && error == SW_OK &&
@@ -220,7 +199,7 @@ int sw_store_metric_rows(sw_store *st, const char *run_id,
         rc = SQLITE_OK;
     }
     if (error == SW_OK && rc != SQLITE_DONE)
-        error = fail(st, "metric rows");
+        error = sw_store__fail_io(st, "metric rows");
     sqlite3_finalize(s);
     return error;
 }

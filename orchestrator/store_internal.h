@@ -56,4 +56,14 @@ struct sw_store {
     bool nested;       /* inside it, a begin()'s savepoint is open */
 };
 
+/* store.c, for the store's other files: a text bound as TEXT (NULL as
+ * NULL), a column as a new string (NULL for NULL), and the error
+ * "store <path>: <what>: <sqlite's message>" as SW_EIO, also for a
+ * statement that cannot be prepared. */
+int sw_store__bind_str(sqlite3_stmt *s, int i, const char *v);
+char *sw_store__col_str(sqlite3_stmt *s, int i);
+int sw_store__fail_io(const sw_store *st, const char *what);
+int sw_store__prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
+                      const char *what);
+
 #endif

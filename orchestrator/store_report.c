@@ -15,37 +15,9 @@
 
 #include "orchestrator/store_internal.h"
 
-static int fail(const sw_store *st, const char *what)
-{
-    return sw_error_set(SW_EIO, "store %s: %s: %s", st->path, what,
-                        sqlite3_errmsg(st->db));
-}
-
-static int prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
-                   const char *what)
-{
-    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
-        return fail(st, what);
-    return SW_OK;
-}
-
-static int bind_str(sqlite3_stmt *s, int i, const char *v)
-{
-    return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
-             : sqlite3_bind_null(s, i);
-}
-
 static int bind_time(sqlite3_stmt *s, int i, double t)
 {
     return t > 0 ? sqlite3_bind_double(s, i, t) : sqlite3_bind_null(s, i);
-}
-
-static char *col_str(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    return t ? sw_strndup((const char *)t, (size_t)sqlite3_column_bytes(s, i))
-             : NULL;
 }
 
 void sw_attempt_rec_dispose(sw_attempt_rec *r)
@@ -64,38 +36,42 @@ int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a)
     sqlite3_stmt *s = NULL;
     int error;
 
-    error = prepare(st,
-                    "INSERT OR REPLACE INTO attempts (run_id, attempt,"
-                    " started_at, ended_at, outcome, reason, exit_code,"
-                    " signal, gpus, gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-                    " ?8, ?9, ?10)",
-                    &s, "put attempt");
+    error = sw_store__prepare(
+        st,
+        "INSERT OR REPLACE INTO attempts (run_id, attempt,"
+        " started_at, ended_at, outcome, reason, exit_code,"
+        " signal, gpus, gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+        " ?8, ?9, ?10)",
+        &s, "put attempt");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, a->run_id) || sqlite3_bind_int64(s, 2, a->attempt) ||
+    if (sw_store__bind_str(s, 1, a->run_id) ||
+        sqlite3_bind_int64(s, 2, a->attempt) ||
         bind_time(s, 3, a->started_at) || bind_time(s, 4, a->ended_at) ||
-        bind_str(s, 5, a->outcome) || bind_str(s, 6, a->reason) ||
+        sw_store__bind_str(s, 5, a->outcome) ||
+        sw_store__bind_str(s, 6, a->reason) ||
         (a->has_exit ? sqlite3_bind_int(s, 7, a->exit_code)
                      : sqlite3_bind_null(s, 7)) ||
-        sqlite3_bind_int(s, 8, a->signal) || bind_str(s, 9, a->gpus) ||
+        sqlite3_bind_int(s, 8, a->signal) ||
+        sw_store__bind_str(s, 9, a->gpus) ||
         sqlite3_bind_double(s, 10, a->gpu) || sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "put attempt");
+        error = sw_store__fail_io(st, "put attempt");
     sqlite3_finalize(s);
     return error;
 }
 
 static void read_attempt(sqlite3_stmt *s, sw_attempt_rec *a)
 {
-    a->run_id = col_str(s, 0);
+    a->run_id = sw_store__col_str(s, 0);
     a->attempt = sqlite3_column_int64(s, 1);
     a->started_at = sqlite3_column_double(s, 2);
     a->ended_at = sqlite3_column_double(s, 3);
-    a->outcome = col_str(s, 4);
-    a->reason = col_str(s, 5);
+    a->outcome = sw_store__col_str(s, 4);
+    a->reason = sw_store__col_str(s, 5);
     a->has_exit = sqlite3_column_type(s, 6) != SQLITE_NULL;
     a->exit_code = sqlite3_column_int(s, 6);
     a->signal = sqlite3_column_int(s, 7);
-    a->gpus = col_str(s, 8);
+    a->gpus = sw_store__col_str(s, 8);
     a->gpu = sqlite3_column_double(s, 9);
 }
 
@@ -108,23 +84,24 @@ int sw_store_list_attempts(sw_store *st, const char *sweep_id,
 
     *out = NULL;
     *n = 0;
-    error = prepare(st,
-                    "SELECT a.run_id, a.attempt, a.started_at, a.ended_at,"
-                    " a.outcome, a.reason, a.exit_code, a.signal, a.gpus,"
-                    " a.gpu FROM attempts a JOIN runs r ON r.id = a.run_id"
-                    " WHERE r.sweep_id = ?1 ORDER BY r.idx, a.attempt",
-                    &s, "list attempts");
+    error = sw_store__prepare(
+        st,
+        "SELECT a.run_id, a.attempt, a.started_at, a.ended_at,"
+        " a.outcome, a.reason, a.exit_code, a.signal, a.gpus,"
+        " a.gpu FROM attempts a JOIN runs r ON r.id = a.run_id"
+        " WHERE r.sweep_id = ?1 ORDER BY r.idx, a.attempt",
+        &s, "list attempts");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, sweep_id) != SQLITE_OK)
-        error = fail(st, "list attempts");
+    if (sw_store__bind_str(s, 1, sweep_id) != SQLITE_OK)
+        error = sw_store__fail_io(st, "list attempts");
     while (!error && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         sw_grow(out, &cap, *n + 1, sizeof(**out));
         memset(&(*out)[*n], 0, sizeof(**out));
         read_attempt(s, &(*out)[(*n)++]);
     }
     if (!error && rc != SQLITE_DONE)
-        error = fail(st, "list attempts");
+        error = sw_store__fail_io(st, "list attempts");
     sqlite3_finalize(s);
     return error;
 }
@@ -135,15 +112,16 @@ int sw_store_sweep_points(sw_store *st, const char *sweep_id, const char *name,
     sqlite3_stmt *s = NULL;
     int error, rc = SQLITE_DONE;
 
-    error = prepare(st,
-                    "SELECT m.run_id, m.step, m.value, m.time FROM metrics m"
-                    " JOIN runs r ON r.id = m.run_id WHERE r.sweep_id = ?1"
-                    " AND m.name = ?2 ORDER BY m.rowid",
-                    &s, "read metric values");
+    error = sw_store__prepare(
+        st,
+        "SELECT m.run_id, m.step, m.value, m.time FROM metrics m"
+        " JOIN runs r ON r.id = m.run_id WHERE r.sweep_id = ?1"
+        " AND m.name = ?2 ORDER BY m.rowid",
+        &s, "read metric values");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, sweep_id) || bind_str(s, 2, name))
-        error = fail(st, "read metric values");
+    if (sw_store__bind_str(s, 1, sweep_id) || sw_store__bind_str(s, 2, name))
+        error = sw_store__fail_io(st, "read metric values");
     while (!error && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         bool has = sqlite3_column_type(s, 2) != SQLITE_NULL;
 
@@ -155,7 +133,7 @@ int sw_store_sweep_points(sw_store *st, const char *sweep_id, const char *name,
                    sqlite3_column_double(s, 3));
     }
     if (!error && rc != SQLITE_DONE)
-        error = fail(st, "read metric values");
+        error = sw_store__fail_io(st, "read metric values");
     sqlite3_finalize(s);
     return error;
 }
@@ -166,14 +144,14 @@ static int mean_util(sw_store *st, const char *sweep_id, double *util)
     int error;
 
     *util = NAN;
-    error = prepare(st,
-                    "SELECT avg(utilization) FROM gpu_samples WHERE"
-                    " sweep_id = ?1 AND utilization IS NOT NULL",
-                    &s, "read gpu samples");
+    error = sw_store__prepare(st,
+                              "SELECT avg(utilization) FROM gpu_samples WHERE"
+                              " sweep_id = ?1 AND utilization IS NOT NULL",
+                              &s, "read gpu samples");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, sweep_id) || sqlite3_step(s) != SQLITE_ROW)
-        error = fail(st, "read gpu samples");
+    if (sw_store__bind_str(s, 1, sweep_id) || sqlite3_step(s) != SQLITE_ROW)
+        error = sw_store__fail_io(st, "read gpu samples");
     else if (sqlite3_column_type(s, 0) != SQLITE_NULL)
         *util = sqlite3_column_double(s, 0);
     sqlite3_finalize(s);
@@ -188,20 +166,21 @@ int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
 
     if ((error = mean_util(st, sweep_id, util)) < 0)
         return error;
-    error = prepare(st,
-                    "SELECT device, max(mig IS NOT NULL) FROM gpu_samples"
-                    " WHERE sweep_id = ?1 GROUP BY device ORDER BY"
-                    " min(gpu), min(ifnull(mig, -1))",
-                    &s, "read gpu samples");
+    error =
+        sw_store__prepare(st,
+                          "SELECT device, max(mig IS NOT NULL) FROM gpu_samples"
+                          " WHERE sweep_id = ?1 GROUP BY device ORDER BY"
+                          " min(gpu), min(ifnull(mig, -1))",
+                          &s, "read gpu samples");
     if (error < 0)
         return error;
-    if (bind_str(s, 1, sweep_id))
-        error = fail(st, "read gpu samples");
+    if (sw_store__bind_str(s, 1, sweep_id))
+        error = sw_store__fail_io(st, "read gpu samples");
     while (!error && (rc = sqlite3_step(s)) == SQLITE_ROW)
         error = fn(ctx, (const char *)sqlite3_column_text(s, 0),
                    sqlite3_column_int(s, 1) != 0);
     if (!error && rc != SQLITE_DONE)
-        error = fail(st, "read gpu samples");
+        error = sw_store__fail_io(st, "read gpu samples");
     sqlite3_finalize(s);
     return error;
 }
