@@ -125,26 +125,30 @@ int sw_cli_format(int argc, char **argv, const char *cmd, const char *help,
     return sw_cli_format_top(argc, argv, cmd, help, fmt, helped, NULL);
 }
 
-int sw_cli_open_store(sw_store **out)
+int sw_cli_open_store_as(sw_store **out, const char *cmd, bool writer)
 {
-    const char *home = getenv("SWEEP_HOME");
-    char *path;
+    const char *home = sw_engine_home();
+    char *path = sw_aprintf("%s/sweep.db", home);
     struct stat st;
     int error;
 
-    home = home && home[0] ? home : ".sweep";
-    path = sw_aprintf("%s/sweep.db", home);
     if (stat(path, &st) != 0) {
         fprintf(stderr,
-                "sweep: no sweeps in %s yet (sweep run FILE creates "
+                "sweep%s%s: no sweeps in %s yet (sweep run FILE creates "
                 "one; SWEEP_HOME sets the folder)\n",
-                home);
+                cmd ? " " : "", cmd ? cmd : "", home);
         free(path);
         return SW_EXIT_FAIL;
     }
-    error = sw_store_open(out, path, false);
+    error = sw_store_open(out, path, writer);
     if (error)
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+        fprintf(stderr, "sweep%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "",
+                sw_error_last());
     free(path);
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}
+
+int sw_cli_open_store(sw_store **out)
+{
+    return sw_cli_open_store_as(out, NULL, false);
 }

@@ -49,6 +49,9 @@ int sw_cli_format_top(int argc, char **argv, const char *cmd, const char *help,
 
 /* Opens the store of the sweep home for reading; prints why not. */
 int sw_cli_open_store(sw_store **out);
+/* The same for `sweep CMD` (its name in messages; NULL: none), for
+ * writing when `writer`. */
+int sw_cli_open_store_as(sw_store **out, const char *cmd, bool writer);
 
 /* The columns and one row of a run table (7 values, consumed by the
  * table). */

@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,31 +96,6 @@ static int parse(int argc, char **argv, args *a)
     return SW_EXIT_OK;
 }
 
-/* The store, opened for writing: the export records what it sent. */
-static int open_writer(sw_store **out)
-{
-    const char *home = getenv("SWEEP_HOME");
-    char *path;
-    struct stat st;
-    int error;
-
-    home = home && home[0] ? home : ".sweep";
-    path = sw_aprintf("%s/sweep.db", home);
-    if (stat(path, &st) != 0) {
-        fprintf(stderr,
-                "sweep export: no sweeps in %s yet (sweep run FILE creates "
-                "one; SWEEP_HOME sets the folder)\n",
-                home);
-        free(path);
-        return SW_EXIT_FAIL;
-    }
-    error = sw_store_open(out, path, true);
-    if (error)
-        fprintf(stderr, "sweep export: %s\n", sw_error_last());
-    free(path);
-    return error ? SW_EXIT_FAIL : SW_EXIT_OK;
-}
-
 static void report(const args *a, const sw_export_stats *s, double secs)
 {
     if (a->quiet)
@@ -167,7 +141,8 @@ int sw_cmd_export(int argc, char **argv)
                                       "destination)");
     }
     status = parse(argc - 1, argv + 1, &a);
-    if (status != SW_EXIT_OK || a.helped || (status = open_writer(&st)))
+    if (status != SW_EXIT_OK || a.helped ||
+        (status = sw_cli_open_store_as(&st, "export", true)))
         goto done;
     a.o.wandb.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     a.o.wandb.max_request = (size_t)env_number("SWEEP_WANDB_MAX_REQUEST", 0);
