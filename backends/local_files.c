@@ -176,28 +176,37 @@ bool sw_local__launching(const char *dir)
     return locked(dir, O_DIRECTORY);
 }
 
-int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)
+const char *sw_local__proc_stat(long pid, char *buf, size_t size)
 {
-    char path[64], buf[1024], *p;
-    unsigned long long st;
+    char path[64], *p;
     ssize_t n;
-    int fd, pg;
+    int fd;
 
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
+        return NULL;
     do
-        n = read(fd, buf, sizeof(buf) - 1);
+        n = read(fd, buf, size - 1);
     while (n < 0 && errno == EINTR);
     close(fd);
     if (n <= 0)
-        return 0;
+        return NULL;
     buf[n] = '\0';
     p = strrchr(buf, ')'); /* the name before it may hold anything */
+    return p ? p + 1 : NULL;
+}
+
+int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)
+{
+    char buf[1024];
+    const char *p = sw_local__proc_stat(pid, buf, sizeof(buf));
+    unsigned long long st;
+    int pg;
+
     /* after the name: state(3) ppid pgrp session tty_nr tpgid flags
      * minflt cminflt majflt cmajflt utime stime cutime cstime priority
      * nice num_threads itrealvalue starttime(22) */
-    if (!p || sscanf(p + 1,
+    if (!p || sscanf(p,
                      " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u"
                      " %*d %*d %*d %*d %*d %*d %llu",
                      &pg, &st) != 2)
@@ -210,20 +219,11 @@ int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp)
 /* State and process group of pid from /proc/PID/stat; false when gone. */
 static bool state_of(const char *pid, char *state, int *pgrp)
 {
-    char path[64], buf[512], *p;
-    ssize_t n;
-    int fd;
+    char buf[512];
+    const char *p =
+        sw_local__proc_stat(strtol(pid, NULL, 10), buf, sizeof(buf));
 
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return p && sscanf(p + 1, " %c %*d %d", state, pgrp) == 2;
+    return p && sscanf(p, " %c %*d %d", state, pgrp) == 2;
 }
 
 bool sw_local__group_alive(pid_t pgid)

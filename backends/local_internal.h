@@ -106,6 +106,11 @@ bool sw_local__parse_handle(const char *s, pid_t *pid, pid_t *pgid,
  * it is gone or /proc cannot say. */
 int sw_local__start_time(pid_t pid, uint64_t *start, pid_t *pgrp);
 
+/* Reads /proc/PID/stat into buf and returns the fields after the name
+ * (state, ppid, pgrp, session, ...), which the name itself may not be
+ * told from otherwise; NULL when pid is gone. */
+const char *sw_local__proc_stat(long pid, char *buf, size_t size);
+
 /* Whether some living process (not a zombie) is in process group pgid;
  * it looks through /proc. */
 bool sw_local__group_alive(pid_t pgid);

@@ -75,22 +75,12 @@ static _Noreturn void trial(const sw_local__spawn *sp)
 }
 
 /* State, parent, group and session of pid; false when it is gone. */
-static bool stat_of(const char *pid, char *st, int *ppid, int *pgrp, int *sid)
+static bool stat_of(long pid, char *st, int *ppid, int *pgrp, int *sid)
 {
-    char path[300], buf[512], *p;
-    ssize_t n;
-    int fd;
+    char buf[512];
+    const char *p = sw_local__proc_stat(pid, buf, sizeof(buf));
 
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    p = strrchr(buf, ')'); /* the name before it may hold anything */
-    return p && sscanf(p + 1, " %c %d %d %d", st, ppid, pgrp, sid) == 4;
+    return p && sscanf(p, " %c %d %d %d", st, ppid, pgrp, sid) == 4;
 }
 
 /* SIGKILLs every living process of the shim's group and every child of
@@ -108,8 +98,8 @@ static int kill_rest(void)
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
         pid = strtol(e->d_name, NULL, 10);
-        if (pid == me || !stat_of(e->d_name, &st, &ppid, &pgrp, &sid) ||
-            st == 'Z' || st == 'X' || (pgrp != me && ppid != me))
+        if (pid == me || !stat_of(pid, &st, &ppid, &pgrp, &sid) || st == 'Z' ||
+            st == 'X' || (pgrp != me && ppid != me))
             continue;
         if (sid == pid)
             kill(-(pid_t)pid, SIGKILL);

@@ -693,22 +693,10 @@ static bool doomed(const supervisor *s, pid_t pid)
  * gone. */
 static bool stat_of(long pid, int *ppid, int *sid)
 {
-    char path[64], buf[512], *p;
-    ssize_t n;
-    int fd;
+    char buf[512];
+    const char *p = sw_local__proc_stat(pid, buf, sizeof(buf));
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    do
-        n = read(fd, buf, sizeof(buf) - 1);
-    while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    p = strrchr(buf, ')'); /* the name before it may hold anything */
-    return p && sscanf(p + 1, " %*c %d %*d %d", ppid, sid) == 2;
+    return p && sscanf(p, " %*c %d %*d %d", ppid, sid) == 2;
 }
 
 /* Kills the orphans of ended trials (see the top of the file): each one
