@@ -33,6 +33,7 @@
 
 #include "sweeps/buf.h"
 #include "sweeps/error.h"
+#include "sweeps/value.h"
 
 #define PATH_PREFIX "/v1/runs/"
 #define PATH_SUFFIX "/metrics"
@@ -79,20 +80,6 @@ struct sw_metrics_server {
 
 /* ---- answers -------------------------------------------------------- */
 
-static void json_string(sw_buf *b, const char *s)
-{
-    sw_buf_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sw_buf_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            sw_buf_printf(b, "\\u%04x", (unsigned char)*s);
-        else
-            sw_buf_putc(b, *s);
-    }
-    sw_buf_putc(b, '"');
-}
-
 /* Queues the answer: `{"stop": ...}` for a 200, else `{"error": msg}`. */
 static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
                                const char *message)
@@ -105,7 +92,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
         sw_buf_puts(&b, stop ? "{\"stop\": true}\n" : "{\"stop\": false}\n");
     } else {
         sw_buf_puts(&b, "{\"error\": ");
-        json_string(&b, message ? message : "error");
+        sw_json_write_string(&b, message ? message : "error");
         sw_buf_puts(&b, "}\n");
     }
     r = MHD_create_response_from_buffer(b.len, (void *)sw_buf_cstr(&b),

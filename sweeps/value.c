@@ -388,7 +388,7 @@ char *sw_value_to_py(const sw_value *v)
     return sw_buf_detach(&b);
 }
 
-static void write_jsonstr(sw_buf *out, const char *s)
+void sw_json_write_string(sw_buf *out, const char *s)
 {
     const unsigned char *p;
 
@@ -448,7 +448,7 @@ void sw_value_write_json(sw_buf *out, const sw_value *v, bool sorted)
         sw_float_write_json(out, v->u.f);
         break;
     case SW_STR:
-        write_jsonstr(out, v->u.s);
+        sw_json_write_string(out, v->u.s);
         break;
     case SW_LIST:
         sw_buf_putc(out, '[');
@@ -465,7 +465,7 @@ void sw_value_write_json(sw_buf *out, const sw_value *v, bool sorted)
         for (i = 0; i < v->u.map.len; i++) {
             if (i)
                 sw_buf_puts(out, ", ");
-            write_jsonstr(out, v->u.map.keys[idx[i]]);
+            sw_json_write_string(out, v->u.map.keys[idx[i]]);
             sw_buf_puts(out, ": ");
             sw_value_write_json(out, v->u.map.vals[idx[i]], sorted);
         }

@@ -84,6 +84,8 @@ void sw_value_write_json(sw_buf *out, const sw_value *v, bool sorted);
 void sw_float_write_py(sw_buf *out, double f);
 /* Appends the shortest round-trip form of `f` as JSON wants it. */
 void sw_float_write_json(sw_buf *out, double f);
+/* Writes `s` as a JSON string, quoted and escaped. */
+void sw_json_write_string(sw_buf *out, const char *s);
 
 /* A newly allocated Python str() of `v`. */
 char *sw_value_to_py(const sw_value *v);
