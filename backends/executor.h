@@ -132,9 +132,13 @@ typedef struct {
     /* Version 3, with clock(): moves that clock forward to monotonic time
      * `mono` (never back). */
     void (*advance)(sw_executor *ex, double mono);
+    /* Version 4. Whether the executor places trials on GPUs itself (a
+     * cluster's scheduler, from the launch's resources): the engine then
+     * packs nothing on this machine's devices. */
+    bool places_gpus;
 } sw_executor_methods;
 
-#define SW_EXECUTOR_VERSION 3
+#define SW_EXECUTOR_VERSION 4
 
 struct sw_executor {
     const sw_executor_methods *methods;
@@ -225,6 +229,12 @@ static inline const sw_clock *sw_executor_clock(sw_executor *ex)
 static inline void sw_executor_advance(sw_executor *ex, double mono)
 {
     ex->methods->advance(ex, mono);
+}
+
+/* Whether trials' GPUs are the executor's to place, not the engine's. */
+static inline bool sw_executor_places_gpus(const sw_executor *ex)
+{
+    return ex->methods->version >= 4 && ex->methods->places_gpus;
 }
 
 static inline void sw_executor_free(sw_executor *ex)

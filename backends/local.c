@@ -852,10 +852,19 @@ static void local_free(sw_executor *ex)
 }
 
 static const sw_executor_methods local_methods = {
-    SW_EXECUTOR_VERSION, "local",       local_launch,
-    local_adopt,         local_cancel,  local_fd,
-    local_next_wake,     local_process, local_next_event,
-    local_free,          NULL,          NULL,
+    SW_EXECUTOR_VERSION,
+    "local",
+    local_launch,
+    local_adopt,
+    local_cancel,
+    local_fd,
+    local_next_wake,
+    local_process,
+    local_next_event,
+    local_free,
+    NULL,
+    NULL,
+    false,
 };
 
 /* Makes a local executor and its supervisor process. Make executors before

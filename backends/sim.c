@@ -649,9 +649,19 @@ static void sim_free(sw_executor *ex)
 }
 
 static const sw_executor_methods sim_methods = {
-    SW_EXECUTOR_VERSION, "sim",    sim_launch,    sim_adopt,
-    sim_cancel,          sim_fd,   sim_next_wake, sim_process,
-    sim_next_event,      sim_free, sim_clock,     sim_advance,
+    SW_EXECUTOR_VERSION,
+    "sim",
+    sim_launch,
+    sim_adopt,
+    sim_cancel,
+    sim_fd,
+    sim_next_wake,
+    sim_process,
+    sim_next_event,
+    sim_free,
+    sim_clock,
+    sim_advance,
+    false,
 };
 
 int sw_executor_sim_new(sw_executor **out)

@@ -818,10 +818,19 @@ static void slurm_free(sw_executor *ex)
 }
 
 static const sw_executor_methods slurm_methods = {
-    SW_EXECUTOR_VERSION, "slurm",       slurm_launch,
-    slurm_adopt,         slurm_cancel,  slurm_fd,
-    slurm_next_wake,     slurm_process, slurm_next_event,
-    slurm_free,          NULL,          NULL,
+    SW_EXECUTOR_VERSION,
+    "slurm",
+    slurm_launch,
+    slurm_adopt,
+    slurm_cancel,
+    slurm_fd,
+    slurm_next_wake,
+    slurm_process,
+    slurm_next_event,
+    slurm_free,
+    NULL,
+    NULL,
+    true, /* Slurm places them (--gres) */
 };
 
 int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args)

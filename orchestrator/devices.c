@@ -211,9 +211,8 @@ int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
     sw_buf why = SW_BUF_INIT;
     int error;
 
-    /* On Slurm the cluster places trials on its nodes' GPUs (--gres),
-     * not this machine's: nothing to pack here. */
-    if (e->ex && strcmp(sw_executor_name(e->ex), "slurm") == 0)
+    /* a cluster places trials on its nodes' GPUs, not this machine's */
+    if (e->ex && sw_executor_places_gpus(e->ex))
         return SW_OK;
     g = sw_calloc(1, sizeof(*g));
     sw_gpus_init(&g->inv);

@@ -229,9 +229,19 @@ static void fake_free(sw_executor *ex)
 }
 
 static const sw_executor_methods fake_methods = {
-    SW_EXECUTOR_VERSION, "fake",    fake_launch,    fake_adopt,
-    fake_cancel,         fake_fd,   fake_next_wake, fake_process,
-    fake_next_event,     fake_free, NULL,           NULL,
+    SW_EXECUTOR_VERSION,
+    "fake",
+    fake_launch,
+    fake_adopt,
+    fake_cancel,
+    fake_fd,
+    fake_next_wake,
+    fake_process,
+    fake_next_event,
+    fake_free,
+    NULL,
+    NULL,
+    false,
 };
 
 fake_executor *fake_executor_new(fake_plan_fn plan, void *ctx)
