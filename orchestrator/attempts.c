@@ -53,5 +53,6 @@ int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
     a.signal = s->rec.signal;
     a.gpus = s->rec.gpus;
     a.gpu = sw_engine__gpus_held(e, s);
+    sw_engine__budget_count(e, a.started_at, a.ended_at, a.gpu);
     return sw_store_put_attempt(e->st, &a);
 }

@@ -192,6 +192,10 @@ struct sw_engine {
      * output is read at every pump, since lines appear only when the
      * executor puts them there, and nothing waits on real time */
     bool virtual_time;
+    struct {                   /* budget.c: what ended attempts spent */
+        double gpu_s, trial_s; /* GPU-seconds, attempt-seconds */
+        double first;          /* the first attempt's start (wall); 0 */
+    } spent;
     int result;           /* SW_OK, or the error that ended the sweep */
     sw_loop_probe *probe; /* NULL but in a benchmark */
 };
@@ -318,6 +322,15 @@ double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s);
  * that could not be started, `lost` true for one the executor lost. */
 int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
                            bool lost);
+
+/* budget.c: the sweep file's `budget`. budget_load() counts what the
+ * store's ended attempts spent (on resume); budget_count() one attempt
+ * as it ends; budget_spent() whether any limit is reached, ended and
+ * running attempts together (it says so on stdout; ask once). */
+int sw_engine__budget_load(sw_engine *e);
+void sw_engine__budget_count(sw_engine *e, double started_at, double ended_at,
+                             double gpu);
+bool sw_engine__budget_spent(sw_engine *e);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -471,7 +471,7 @@ static void fill(sw_engine *e)
             want_capture(e, s);
             continue;
         }
-        if (run_cap_reached(e)) {
+        if (run_cap_reached(e) || sw_engine__budget_spent(e)) {
             e->search_done = true;
             break;
         }
@@ -847,6 +847,8 @@ int sw_engine__begin(sw_engine *e)
     error = sw_engine__make_stopper(e);
     if (!error && e->resuming)
         error = sw_engine__restore(e);
+    if (!error)
+        error = sw_engine__budget_load(e);
     if (!error && e->serve && !e->server)
         error = sw_engine__start_server(e, e->listen);
     return sw_engine__fatal(e, error);

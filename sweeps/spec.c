@@ -829,6 +829,7 @@ static const struct {
     {"slurm", sw_spec__top_slurm},
     {"code", top_code},
     {"sim", top_sim},
+    {"budget", sw_spec__top_budget},
 };
 
 #define N_TOP_KEYS (sizeof(top_keys) / sizeof(*top_keys))

@@ -115,6 +115,15 @@ typedef struct {
     bool gpu_memory_auto;  /* `gpu_memory: auto`: learned from a trial */
 } sw_resources;
 
+/* `budget:` (docs/sweep-file.md): no trial starts once the sweep has
+ * spent any one of these, counted as `sweep report` counts them; 0: no
+ * limit of that kind. */
+typedef struct {
+    double gpu_hours;   /* attempts' durations x the GPU share they held */
+    double trial_hours; /* attempts' durations */
+    double hours;       /* wall time since the sweep's first attempt */
+} sw_budget;
+
 typedef struct {
     char *file;    /* the file it was loaded from */
     char *source;  /* the file's text, as loaded */
@@ -142,6 +151,7 @@ typedef struct {
     char **slurm_args;  /* `slurm:` as sbatch options, NULL-terminated;
                            NULL when absent (spec_slurm.c) */
     size_t n_slurm_args, cap_slurm_args;
+    sw_budget budget;
     double sim_fail_rate; /* `sim: {fail_rate}`: --backend sim's failure
                              probability per attempt; 0: none */
 } sw_spec;

@@ -93,6 +93,8 @@ void sw_spec__top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path);
 /* Checks the top-level `slurm` section into spec->slurm_args
  * (spec_slurm.c). */
 void sw_spec__top_slurm(sw_spec__ctx *c, const sw_value *v, const char *path);
+/* Checks the top-level `budget` into spec->budget (spec_budget.c). */
+void sw_spec__top_budget(sw_spec__ctx *c, const sw_value *v, const char *path);
 /* qsort order of sw_param, W&B's: keys sorted at every level, depth
  * first. */
 int sw_spec__param_cmp(const void *a, const void *b);

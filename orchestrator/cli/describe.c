@@ -69,6 +69,21 @@ static void describe_param(sw_buf *b, const sw_param *p, int width)
     sw_buf_putc(b, '\n');
 }
 
+/* `budget:`, as one line: "budget: 1000 GPU-hours, 48 hours". */
+static void describe_budget(sw_buf *b, const sw_budget *bu)
+{
+    const char *sep = "budget: ";
+
+    if (bu->gpu_hours > 0)
+        sw_buf_printf(b, "%s%g GPU-hours", sep, bu->gpu_hours), sep = ", ";
+    if (bu->trial_hours > 0)
+        sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours), sep = ", ";
+    if (bu->hours > 0)
+        sw_buf_printf(b, "%s%g hours", sep, bu->hours), sep = ", ";
+    if (*sep == ',')
+        sw_buf_puts(b, " (then no new trials)\n");
+}
+
 static void describe_size(sw_buf *b, const sw_spec *spec)
 {
     uint64_t n;
@@ -86,6 +101,7 @@ static void describe_size(sw_buf *b, const sw_spec *spec)
     if (spec->run_cap)
         sw_buf_printf(b, " (run_cap %lld)", (long long)spec->run_cap);
     sw_buf_putc(b, '\n');
+    describe_budget(b, &spec->budget);
 }
 
 /* What each trial asks for, the GPUs the file declares, and what its

@@ -8,7 +8,8 @@
  * virtual time of the report that crossed its line; a target cancels runs
  * at its virtual time; Ctrl-C and `sweep resume` continue one timeline;
  * --sim-fail-rate fails the same attempts for the same seed, and retries
- * rerun them.
+ * rerun them; a budget ends the starting of trials at its virtual time,
+ * and counts what a sweep spent before `sweep resume`.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,6 +296,88 @@ static void test_interrupt_and_resume_continue_the_timeline(void **state)
     sw_h_dispose(&h);
 }
 
+/* `budget:` ends the starting of trials once any one limit is spent,
+ * counted on the virtual clock; running trials finish. 16 one-hour
+ * trials on 4 GPUs start 4 an hour. */
+static void budget_runs(const char *budget, const char *extra, int runs,
+                        double gpu_hours)
+{
+    sw_h h;
+    sw_buf b = SW_BUF_INIT;
+    char *file, *sql;
+
+    sw_h_init(&h);
+    sw_buf_printf(&b, "budget: %s\n%s", budget, extra);
+    file = sim_sweep(&h, "", sw_buf_cstr(&b), 16, 60, 60, 0);
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "4",  "--quiet",   NULL};
+    char *out = NULL;
+    assert_int_equal(sw_h_run(&h, run, &out), 0);
+    assert_non_null(strstr(out, "is spent: no new trials"));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs"), runs);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     runs);
+    sql = sw_aprintf("select abs(sum((ended_at - started_at) * gpu) - %g) "
+                     "< 1 from attempts",
+                     gpu_hours * 3600);
+    assert_int_equal(sw_h_count(&h, sql), 1);
+    free(sql);
+    free(out);
+    free(file);
+    sw_buf_dispose(&b);
+    sw_h_dispose(&h);
+}
+
+static void test_budget_stops_new_trials(void **state)
+{
+    (void)state;
+    /* 4 GPU-hours spent at 1 h, 8 at 2 h: the 6th is reached there */
+    budget_runs("{gpu_hours: 6}", "", 8, 8);
+    /* 1 h of wall time at the first ends, 2 h at the second */
+    budget_runs("{hours: 1.5}", "", 8, 8);
+    /* trial-hours count whole trials; GPU-hours their share: 8
+     * half-GPU trials an hour, 4 GPU-hours an hour */
+    budget_runs("{trial_hours: 12}", "resources: {gpus: 0.5}\n", 16, 8);
+    budget_runs("{gpu_hours: 3.9}", "resources: {gpus: 0.5}\n", 8, 4);
+}
+
+/* What a sweep spent before `sweep resume` counts against its budget:
+ * the resumed sweep starts no more than one that was never stopped. */
+static void test_budget_counts_across_resume(void **state)
+{
+    struct timespec nap = {0, 450 * 1000 * 1000};
+    sw_h h;
+    char *file;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "budget: {gpu_hours: 6}", 16, 60, 60, 0);
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "2",  "--quiet",   NULL};
+    const char *resume[] = {"resume", "--quiet", NULL};
+    setenv("SIM_NAP", "0.3", 1); /* one pair done, the next started */
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0); /* never kill(0) */
+    nanosleep(&nap, NULL);
+    kill(pid, SIGINT);
+    assert_int_equal(sw_h_wait(pid, 60), 130);
+    unsetenv("SIM_NAP");
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'finished'") < 6);
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    /* pairs of one-hour trials: 2, 4, then 6 GPU-hours spent */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     6);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "<> 'finished'"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* The runs' outcome under failures, as one line: idx:state:attempts. */
 static char *outcome(const sw_h *h)
 {
@@ -375,6 +458,8 @@ int main(void)
         cmocka_unit_test(test_target_cancels_at_its_virtual_time),
         cmocka_unit_test(test_interrupt_and_resume_continue_the_timeline),
         cmocka_unit_test(test_failures_are_seeded_and_retried),
+        cmocka_unit_test(test_budget_stops_new_trials),
+        cmocka_unit_test(test_budget_counts_across_resume),
         cmocka_unit_test(test_usage_errors_make_no_sweep),
     };
 

@@ -1,0 +1,104 @@
+/*
+ * budget.c - the sweep file's `budget` (docs/sweep-file.md): what the
+ * sweep has spent, counted as `sweep report` counts it, so that no trial
+ * starts once it is spent. Trials already running finish: what they
+ * spend past the budget is the overshoot, at most one attempt per slot.
+ *
+ * Spending is what ended attempts spent (the `attempts` table, read back
+ * on resume, then counted as each attempt ends) plus what the running
+ * ones have spent so far, on the engine's clock (virtual under
+ * --backend sim).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "orchestrator/engine_internal.h"
+
+static bool has_budget(const sw_engine *e)
+{
+    const sw_budget *b = &e->spec->budget;
+
+    return b->gpu_hours > 0 || b->trial_hours > 0 || b->hours > 0;
+}
+
+static void first_start(sw_engine *e, double t)
+{
+    if (t > 0 && (e->spent.first == 0 || t < e->spent.first))
+        e->spent.first = t;
+}
+
+int sw_engine__budget_load(sw_engine *e)
+{
+    sw_attempt_rec *a = NULL;
+    size_t n = 0, i;
+    int error;
+
+    if (!has_budget(e) || !e->resuming)
+        return SW_OK;
+    if ((error = sw_store_list_attempts(e->st, e->sweep.id, &a, &n)))
+        return error;
+    for (i = 0; i < n; i++)
+        sw_engine__budget_count(e, a[i].started_at, a[i].ended_at, a[i].gpu);
+    for (i = 0; i < n; i++)
+        sw_attempt_rec_dispose(&a[i]);
+    free(a);
+    return SW_OK;
+}
+
+void sw_engine__budget_count(sw_engine *e, double started_at, double ended_at,
+                             double gpu)
+{
+    double d = ended_at - started_at;
+
+    if (!(started_at > 0) || !(d > 0))
+        return;
+    first_start(e, started_at);
+    e->spent.trial_s += d;
+    e->spent.gpu_s += d * gpu;
+}
+
+/* What is spent now, ended and running attempts together. */
+static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
+{
+    double d;
+    size_t i;
+    sw_slot *s;
+
+    *gpu_s = e->spent.gpu_s;
+    *trial_s = e->spent.trial_s;
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (s->phase != SW_SLOT_RUNNING || !(s->rec.started_at > 0))
+            continue;
+        first_start(e, s->rec.started_at);
+        d = now - s->rec.started_at;
+        if (d > 0) {
+            *trial_s += d;
+            *gpu_s += d * sw_engine__gpus_held(e, s);
+        }
+    }
+}
+
+bool sw_engine__budget_spent(sw_engine *e)
+{
+    const sw_budget *b = &e->spec->budget;
+    double now = sw_clock_wall(e->clock), gpu_s, trial_s;
+    const char *what = NULL;
+    double limit = 0;
+
+    if (!has_budget(e))
+        return false;
+    spent_now(e, now, &gpu_s, &trial_s);
+    if (b->gpu_hours > 0 && gpu_s >= b->gpu_hours * 3600)
+        what = "GPU-hours", limit = b->gpu_hours;
+    else if (b->trial_hours > 0 && trial_s >= b->trial_hours * 3600)
+        what = "trial-hours", limit = b->trial_hours;
+    else if (b->hours > 0 && e->spent.first > 0 &&
+             now - e->spent.first >= b->hours * 3600)
+        what = "hours", limit = b->hours;
+    if (what)
+        printf("sweep %s: the budget of %g %s is spent: no new trials; "
+               "the %zu running finish\n",
+               e->sweep.id, limit, what, sw_engine__count(e, SW_SLOT_RUNNING));
+    return what != NULL;
+}
