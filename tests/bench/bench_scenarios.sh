@@ -8,10 +8,11 @@
 #     81 epochs of 300 s, "large" ones 81 epochs of 900 s; the noise is a
 #     seeded function of the parameters and t;
 #   - recorded: val_loss per epoch of examples/train_mlp.py (real PyTorch
-#     training on scikit-learn's digits), 20 configurations x 40 epochs,
-#     recorded once by record_mlp_curves.sh into mlp_curves.csv and
-#     replayed, each epoch stretched to 900 s (hidden 32, "small") or
-#     2700 s (hidden 256, "large").
+#     training on scikit-learn's digits), 216 configurations (learning
+#     rate, width, optimizer, dropout, batch size) x 40 epochs, recorded
+#     once by record_mlp_curves.sh into mlp_curves.csv and replayed, each
+#     epoch stretched to 900 s (hidden 32, "small"), 1800 s (128) or
+#     2700 s (256, "large").
 #
 # Scenario 1: 12 configurations of 3 virtual days each on 6 GPUs, one at
 # a time (parallel 1) against six at a time (parallel 6); the same grid.
@@ -25,19 +26,25 @@
 #     resources {gpus: 1, gpu_memory: 20GiB}), random search, no early
 #     stopping, and a failed trial rerun from scratch (retries: 2, the
 #     surrogate ignores its checkpoint, as a trainer without resume does);
-#     TRIALS trials (20 on the recorded curves);
+#     TRIALS trials (40 on the recorded curves);
 #   - sweep: memory-aware packing (resources: {gpu_memory: 20GiB}: a
 #     quarter of an 80 GiB GPU, half of a 40 GiB slice; 4 trials per GPU,
 #     2 per slice, 32 at once), ASHA (min_iter 3, eta 3), Bayesian search
 #     (bayes), and retries: 2 that resume from the last epoch reported (a
 #     checkpoint per epoch: the surrogate reads its run's stdout.log for
-#     the last step an earlier attempt reported); 5 x TRIALS trials, as
-#     most are stopped early (20 on the recorded curves, all there are).
-#   The figures "to the baseline's best" do not depend on those counts
-#   as long as sweep's side gets there before its last trial.
+#     the last step an earlier attempt reported); it spends what the
+#     baseline spent: `budget: {gpu_hours: H}`, H the baseline's busy
+#     GPU-hours, so both sides cost the same (on the recorded curves the
+#     search runs out first: 216 configurations are all there are);
+#   - sweep, capped: the same, with run_cap 5 x TRIALS (200 on the
+#     recorded curves) instead of the budget: a sweep that ends while
+#     the GPUs are still paid for, whose last survivors of ASHA finish
+#     alone (the drain), beside the budgeted one.
+#   The figures "to the baseline's best" do not depend on the budget or
+#   the cap as long as sweep's side gets there before its last trial.
 #
 # The compute model, the same on both sides: a small model keeps at most
-# a quarter of a GPU busy, a large one 40 % (they are too small to fill
+# a quarter of a GPU busy, a large one 40 % (a medium one 32.5 %; they are too small to fill
 # a GPU: the reason to pack them). A trial's epoch takes its base time
 # times max(1, demand / (device compute x share)), a MIG slice's compute
 # counted as 3/7 of a GPU (the smaller slice, for both), and packed
@@ -52,7 +59,9 @@
 # sweep's wall time from `sweep report --json`; occupancy until the last
 # trial started and GPU-hours in failed attempts from the store.
 #
-#   bash tests/bench/bench_scenarios.sh [TRIALS [SEED]]   (default 100 1)
+#   bash tests/bench/bench_scenarios.sh [TRIALS [SEED]]   (default 100 1;
+#   about 3 minutes on 2 cores, most of it Bayesian search over 4,000
+#   synthetic trials)
 #
 # The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
 # SVG=FILE also writes `sweep report --plot` of scenario 2's sweep side.
@@ -104,12 +113,14 @@ BEGIN {
         n = 0
         while ((getline line < p["curves"]) > 0) {
             split(line, f, ",")
-            if (f[1] == p["lr"] && f[2] == p["hidden"] && f[3] == p["optimizer"])
-                v[++n] = f[5]
+            if (f[1] == p["lr"] && f[2] == p["hidden"] && f[3] == p["optimizer"] &&
+                f[4] == p["dropout"] && f[5] == p["batch_size"])
+                v[++n] = f[7]
         }
         if (n == 0) { print "no recorded curve for these parameters" > "/dev/stderr"; exit 2 }
-        large = p["hidden"] >= 256
-        secs = (p["epoch_s"] ? p["epoch_s"] : large ? 2700 : 900) * slowdown(large ? 0.4 : 0.25)
+        # 32 hidden units: small; 128: medium; 256: large
+        size = p["hidden"] >= 256 ? 2 : p["hidden"] >= 128 ? 1 : 0
+        secs = (p["epoch_s"] ? p["epoch_s"] : 900 * (1 + size)) * slowdown(0.25 + 0.075 * size)
         for (t = from; t <= n; t++)
             printf "@metrics {\"step\": %d, \"val_loss\": %s, \"_seconds\": %.3f}\n", t, v[t], secs
         exit
@@ -151,6 +162,8 @@ parameters:
   lr: {values: [0.03, 0.01, 0.003]}
   hidden: {values: [32, 256]}
   optimizer: {values: [sgd, adam]}
+  dropout: {value: 0.0}
+  batch_size: {value: 32}
 EOF
   fi
 }
@@ -188,7 +201,7 @@ done
 
 # ---- scenario 2: the mixed workload on 8 GPUs --------------------------
 inventory='6x80GiB,2x80GiB:mig=4g.40gb+3g.40gb'
-mixed() { # FAMILY SIDE RUNS
+mixed() { # FAMILY SIDE LIMIT (a run_cap: or budget: line)
   local cmd="[awk, -f, $work/curve.awk, --, --mig_from=6"
   [ "$1" = synthetic ] || cmd="$cmd, --family=recorded, --curves=$curves"
   if [ "$2" = baseline ]; then
@@ -199,7 +212,7 @@ mixed() { # FAMILY SIDE RUNS
     printf 'early_terminate: {type: asha, min_iter: 3, eta: 3}\n'
     cmd="$cmd, --share=0.25, --share_slice=0.5, --resume=1, \"\${args}\"]"
   fi
-  printf 'run_cap: %s\nretries: 2\ncommand: %s\n' "$3" "$cmd"
+  printf '%s\nretries: 2\ncommand: %s\n' "$3" "$cmd"
   if [ "$1" = synthetic ]; then
     cat <<EOF
 metric: {name: loss, goal: minimize}
@@ -213,9 +226,11 @@ EOF
     cat <<EOF
 metric: {name: val_loss, goal: minimize}
 parameters:
-  lr: {values: [0.1, 0.03, 0.01, 0.003, 0.001]}
-  hidden: {values: [32, 256]}
+  lr: {values: [0.1, 0.03, 0.01, 0.003, 0.001, 0.0003]}
+  hidden: {values: [32, 128, 256]}
   optimizer: {values: [sgd, adam]}
+  dropout: {values: [0.0, 0.25, 0.5]}
+  batch_size: {values: [32, 128]}
 EOF
   fi
 }
@@ -244,37 +259,48 @@ store_figures() { # HOME GPUS
 h() { echo "$1 / 3600" | bc -l; }
 pct() { echo "100 * $1" | bc -l; }
 ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
-scenario2() { # FAMILY METRIC BASELINE_RUNS SWEEP_RUNS
-  local side bwall bbusy bocc bbest swall sbusy socc sbest sstop bt bg st sg
-  local bf bsteady sf ssteady blost slost
+scenario2() { # FAMILY METRIC BASELINE_RUNS CAPPED_RUNS
+  local base="$work/m-$1-baseline" sw="$work/m-$1-sweep" capd="$work/m-$1-capped"
+  local bwall bbusy bocc bbest blost bruns swall sbusy socc sbest slost sstop sruns
+  local cwall cbusy cocc cbest clost cstop cruns bt bg st sg ct cg budget
+  local bf bsteady sf ssteady cf csteady
   echo
-  echo "scenario 2, $1 curves: baseline $3 trials, sweep $4, on 8 GPUs ($inventory), fail rate 0.1"
-  mixed "$1" baseline "$3" >"$work/mixed-$1-baseline.yaml"
-  mixed "$1" sweep "$4" >"$work/mixed-$1-sweep.yaml"
-  for side in baseline sweep; do
-    run "$work/m-$1-$side" "$work/mixed-$1-$side.yaml" --gpus "$inventory" --sim-fail-rate 0.1
-  done
-  IFS=, read -r bwall bbusy bocc bbest blost <<<"$(report "$work/m-$1-baseline" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures)"
-  IFS=, read -r swall sbusy socc sbest slost sstop <<<"$(report "$work/m-$1-sweep" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures stopped)"
-  IFS=, read -r bt bg <<<"$(reach "$work/m-$1-baseline" "$2" "$bbest")"
-  IFS=, read -r st sg <<<"$(reach "$work/m-$1-sweep" "$2" "$bbest")"
-  IFS=, read -r bf bsteady <<<"$(store_figures "$work/m-$1-baseline" 8)"
-  IFS=, read -r sf ssteady <<<"$(store_figures "$work/m-$1-sweep" 8)"
+  echo "scenario 2, $1 curves, on 8 GPUs ($inventory), fail rate 0.1:"
+  echo "  baseline: $3 trials; sweep: the GPU-hours the baseline used (budget:);"
+  echo "  sweep, capped: run_cap $4 instead of a budget"
+  mixed "$1" baseline "run_cap: $3" >"$work/mixed-$1-baseline.yaml"
+  run "$base" "$work/mixed-$1-baseline.yaml" --gpus "$inventory" --sim-fail-rate 0.1
+  IFS=, read -r bwall bbusy bocc bbest blost bruns <<<"$(report "$base" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures runs)"
+  budget=$(printf '%.1f' "$(h "$bbusy")")
+  mixed "$1" sweep "budget: {gpu_hours: $budget}" >"$work/mixed-$1-sweep.yaml"
+  mixed "$1" sweep "run_cap: $4" >"$work/mixed-$1-capped.yaml"
+  run "$sw" "$work/mixed-$1-sweep.yaml" --gpus "$inventory" --sim-fail-rate 0.1
+  run "$capd" "$work/mixed-$1-capped.yaml" --gpus "$inventory" --sim-fail-rate 0.1
+  IFS=, read -r swall sbusy socc sbest slost sstop sruns <<<"$(report "$sw" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures stopped runs)"
+  IFS=, read -r cwall cbusy cocc cbest clost cstop cruns <<<"$(report "$capd" wall_seconds gpu_seconds_busy occupancy best_value gpu_seconds_lost_to_failures stopped runs)"
+  IFS=, read -r bt bg <<<"$(reach "$base" "$2" "$bbest")"
+  IFS=, read -r st sg <<<"$(reach "$sw" "$2" "$bbest")"
+  IFS=, read -r ct cg <<<"$(reach "$capd" "$2" "$bbest")"
+  IFS=, read -r bf bsteady <<<"$(store_figures "$base" 8)"
+  IFS=, read -r sf ssteady <<<"$(store_figures "$sw" 8)"
+  IFS=, read -r cf csteady <<<"$(store_figures "$capd" 8)"
   [ -n "$st" ] || { st=nan; sg=nan; }
-  printf '%-46s %10s %10s %8s\n' "" "baseline" "sweep" "ratio"
-  printf '%-46s %10.1f %10.1f %7.2fx\n' "wall-clock to the baseline's best (h)" "$(h "$bt")" "$(h "$st")" "$(ratio "$bt" "$st")"
-  printf '%-46s %10.1f %10.1f %7.2fx\n' "GPU-hours to the baseline's best" "$(h "$bg")" "$(h "$sg")" "$(ratio "$bg" "$sg")"
-  printf '%-46s %9.1f%% %9.1f%%\n' "occupancy (sweep report)" "$(pct "$bocc")" "$(pct "$socc")"
-  printf '%-46s %9.1f%% %9.1f%%\n' "occupancy until the last trial started" "$(pct "$bsteady")" "$(pct "$ssteady")"
-  printf '%-46s %10.1f %10.1f %7.2fx\n' "wall-clock of the whole sweep (h)" "$(h "$bwall")" "$(h "$swall")" "$(ratio "$bwall" "$swall")"
-  printf '%-46s %10.1f %10.1f %7.2fx\n' "GPU-hours busy, whole sweep" "$(h "$bbusy")" "$(h "$sbusy")" "$(ratio "$bbusy" "$sbusy")"
-  printf '%-46s %10.1f %10.1f\n' "GPU-hours in failed attempts" "$(h "$bf")" "$(h "$sf")"
-  printf '%-46s %10.1f %10.1f\n' "  of which lost (sweep report)" "$(h "$blost")" "$(h "$slost")"
-  printf '%-46s %10.5f %10.5f\n' "best $2" "$bbest" "$sbest"
-  printf '%-46s %10s %10s\n' "runs stopped early" 0 "$sstop"
+  [ -n "$ct" ] || { ct=nan; cg=nan; }
+  printf '%-42s %9s %9s %7s  %9s %7s\n' "" "baseline" "sweep" "ratio" "capped" "ratio"
+  printf '%-42s %9d %9d %7s  %9d\n' "trials" "$bruns" "$sruns" "" "$cruns"
+  printf '%-42s %9.1f %9.1f %6.2fx  %9.1f %6.2fx\n' "wall-clock to the baseline's best (h)" "$(h "$bt")" "$(h "$st")" "$(ratio "$bt" "$st")" "$(h "$ct")" "$(ratio "$bt" "$ct")"
+  printf '%-42s %9.1f %9.1f %6.2fx  %9.1f %6.2fx\n' "GPU-hours to the baseline's best" "$(h "$bg")" "$(h "$sg")" "$(ratio "$bg" "$sg")" "$(h "$cg")" "$(ratio "$bg" "$cg")"
+  printf '%-42s %8.1f%% %8.1f%% %7s  %8.1f%%\n' "occupancy (sweep report)" "$(pct "$bocc")" "$(pct "$socc")" "" "$(pct "$cocc")"
+  printf '%-42s %8.1f%% %8.1f%% %7s  %8.1f%%\n' "occupancy until the last trial started" "$(pct "$bsteady")" "$(pct "$ssteady")" "" "$(pct "$csteady")"
+  printf '%-42s %9.1f %9.1f %7s  %9.1f\n' "wall-clock of the whole sweep (h)" "$(h "$bwall")" "$(h "$swall")" "" "$(h "$cwall")"
+  printf '%-42s %9.1f %9.1f %7s  %9.1f\n' "GPU-hours busy, whole sweep" "$(h "$bbusy")" "$(h "$sbusy")" "" "$(h "$cbusy")"
+  printf '%-42s %9.1f %9.1f %7s  %9.1f\n' "GPU-hours in failed attempts" "$(h "$bf")" "$(h "$sf")" "" "$(h "$cf")"
+  printf '%-42s %9.1f %9.1f %7s  %9.1f\n' "  of which lost (sweep report)" "$(h "$blost")" "$(h "$slost")" "" "$(h "$clost")"
+  printf '%-42s %9.5f %9.5f %7s  %9.5f\n' "best $2" "$bbest" "$sbest" "" "$cbest"
+  printf '%-42s %9d %9d %7s  %9d\n' "runs stopped early" 0 "$sstop" "" "$cstop"
 }
 scenario2 synthetic loss "$cap" $((cap * 5))
-scenario2 recorded val_loss 20 20
+scenario2 recorded val_loss 40 200
 echo
 echo "(targets: >= 4x less wall-clock and >= 3x fewer GPU-hours to the baseline's best,"
 echo " >= 90 % occupancy; seed $seed; sweep: $sweep)"
