@@ -36,6 +36,12 @@ static const char *outcome(const sw_slot *s, bool started, bool lost)
     return "failed";
 }
 
+void sw_engine__first_step(sw_slot *s, int64_t step)
+{
+    if (s->first_step == -1 && step >= 0)
+        s->first_step = step;
+}
+
 int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
                            bool lost)
 {
@@ -53,6 +59,8 @@ int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
     a.signal = s->rec.signal;
     a.gpus = s->rec.gpus;
     a.gpu = sw_engine__gpus_held(e, s);
+    a.has_first_step = s->first_step >= 0;
+    a.first_step = s->first_step;
     sw_engine__budget_count(e, a.started_at, a.ended_at, a.gpu);
     return sw_store_put_attempt(e->st, &a);
 }

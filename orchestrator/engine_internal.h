@@ -84,6 +84,9 @@ typedef struct {
     bool stop;          /* the rule stopped it: every answer says so */
     double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
     sw_slot_gpus *gpus; /* devices.c: the devices it holds; NULL: none */
+    /* the first step the attempt reported (attempts.first_step); -1: none
+     * yet; -2: not known, the attempt was adopted after reporting */
+    int64_t first_step;
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -322,6 +325,9 @@ double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s);
  * that could not be started, `lost` true for one the executor lost. */
 int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
                            bool lost);
+/* Notes `step`, of a value the attempt in `s` reported (stored or not),
+ * as its first step if it is (-1: a value without a step). */
+void sw_engine__first_step(sw_slot *s, int64_t step);
 
 /* budget.c: the sweep file's `budget`. budget_load() counts what the
  * store's ended attempts spent (on resume); budget_count() one attempt

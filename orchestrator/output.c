@@ -90,6 +90,7 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
 
     for (i = 0; rc >= 0 && i < b->len; i++) {
         p = &b->items[i];
+        sw_engine__first_step(s, p->step);
         rc = sw_store_put_metric_once(e->st, s->rec.id, p->step, p->name,
                                       p->value, now);
         if (rc == 1 && name && strcmp(name, p->name) == 0) {

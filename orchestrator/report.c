@@ -263,41 +263,22 @@ static size_t redone(const by_run *ix, const sw_report_attempt *a,
     return m > 0 ? (size_t)m : 0;
 }
 
-/* Until when attempt `a` (of index ai) did work that the next attempt
- * of its run kept: the time of its last value of a step below the
- * first step the next one reported (it resumed from its checkpoint
- * after those), less the reports the next one made again (redone());
- * its start when the next one redid everything, or when there is no
- * next one. */
-static double kept_until(const by_run *ix, size_t ai)
+/* The time of the last value attempt `a` reported of a step below
+ * `first`, less `skip` of them (its start when there is none): until
+ * then its work was kept by a next attempt that resumed at `first`. */
+static double kept_before(const by_run *ix, const sw_report_attempt *a,
+                          int64_t first, size_t skip)
 {
-    const sw_report_data *d = ix->d;
-    const sw_report_attempt *a = &d->attempts[ai], *next = NULL;
-    size_t np = RUN_POINTS(ix, a->run), below = 0, skip = 0;
-    int64_t first = -1;
-    double kept = a->start, t_first = 0;
-    size_t i;
+    size_t np = RUN_POINTS(ix, a->run), below = 0, i;
+    double kept = a->start;
 
-    if (ai + 1 < d->n_attempts && d->attempts[ai + 1].run == a->run)
-        next = &d->attempts[ai + 1];
-    for (i = 0; next && i < np; i++) {
-        const sw_report_point *p = RUN_POINT(ix, a->run, i);
-
-        if (p->step >= 0 && p->time >= next->start && p->time <= next->end &&
-            (first < 0 || p->step < first)) {
-            first = p->step;
-            t_first = p->time;
-        }
-    }
-    for (i = 0; first >= 0 && i < np; i++) {
+    for (i = 0; i < np; i++) {
         const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
         below += p->step >= 0 && p->step < first && p->time >= a->start &&
                  p->time <= a->end;
     }
-    if (first >= 0)
-        skip = redone(ix, a, next, t_first);
-    for (i = 0; first >= 0 && i < np && below > skip; i++) {
+    for (i = 0; i < np && below > skip; i++) {
         const sw_report_point *p = RUN_POINT(ix, a->run, i);
 
         if (p->step >= 0 && p->step < first && p->time >= a->start &&
@@ -307,6 +288,41 @@ static double kept_until(const by_run *ix, size_t ai)
         }
     }
     return fmin(kept, a->end);
+}
+
+/* Until when attempt `a` (of index ai) did work that the next attempt
+ * of its run kept (kept_before()): the next one resumed at the first
+ * step it reported, recorded in its attempts row (schema 11). Without
+ * that record (older stores, an attempt adopted by a resumed `sweep`),
+ * the first step the store kept of the next one, less the reports the
+ * next one made again (redone(): an estimate). Its start when the next
+ * one redid everything, or when there is no next one. */
+static double kept_until(const by_run *ix, size_t ai)
+{
+    const sw_report_data *d = ix->d;
+    const sw_report_attempt *a = &d->attempts[ai], *next = NULL;
+    size_t np = RUN_POINTS(ix, a->run), i;
+    int64_t first = -1;
+    double t_first = 0;
+
+    if (ai + 1 < d->n_attempts && d->attempts[ai + 1].run == a->run)
+        next = &d->attempts[ai + 1];
+    if (!next)
+        return a->start;
+    if (next->has_first_step)
+        return kept_before(ix, a, next->first_step, 0);
+    for (i = 0; i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, a->run, i);
+
+        if (p->step >= 0 && p->time >= next->start && p->time <= next->end &&
+            (first < 0 || p->step < first)) {
+            first = p->step;
+            t_first = p->time;
+        }
+    }
+    if (first < 0)
+        return a->start;
+    return kept_before(ix, a, first, redone(ix, a, next, t_first));
 }
 
 static void failures(sw_report *r, const by_run *ix)

@@ -35,9 +35,12 @@ typedef struct {
     size_t run;        /* its run, in sw_report_data.runs */
     double start, end; /* unix seconds */
     sw_report_outcome outcome;
-    double gpu;    /* GPUs held: devices x share, MIG slices as
-                      their fraction of their GPU; 0: CPU only */
-    char *devices; /* runs.gpus JSON of the attempt; NULL */
+    double gpu;          /* GPUs held: devices x share, MIG slices as
+                            their fraction of their GPU; 0: CPU only */
+    char *devices;       /* runs.gpus JSON of the attempt; NULL */
+    bool has_first_step; /* attempts.first_step: the first step it
+                            reported, stored or not (schema 11) */
+    int64_t first_step;
 } sw_report_attempt;
 
 typedef struct {

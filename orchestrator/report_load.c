@@ -235,6 +235,8 @@ static void run_attempts(sw_report_data *d, size_t *cap, size_t run,
         a->outcome = outcome_parse(x->outcome);
         a->gpu = x->gpu;
         a->devices = x->gpus ? sw_strdup(x->gpus) : NULL;
+        a->has_first_step = x->has_first_step;
+        a->first_step = x->first_step;
         has_last |= x->attempt == r->attempts;
     }
     if (has_last || !(r->started_at > 0))

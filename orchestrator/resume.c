@@ -43,6 +43,7 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     memset(r, 0, sizeof(*r));
     s->run_dir = dir;
     s->adopted = true;
+    s->first_step = -2;
     s->proven = true; /* it ran before: no probation (lifecycle.c) */
     s->phase = s->rec.job ? SW_SLOT_RUNNING : SW_SLOT_LAUNCHING;
     s->deadline = sw_engine__deadline(e, &s->rec);

@@ -127,6 +127,10 @@ static const struct {
          " reason TEXT, exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0,"
          " gpus TEXT, gpu REAL NOT NULL DEFAULT 0,"
          " PRIMARY KEY (run_id, attempt));"},
+    /* the first step each attempt reported, whether the store kept it or
+     * had it already: where a retry resumed from, so the time a failed
+     * attempt spent past that point is what was lost (report.c) */
+    {11, "ALTER TABLE attempts ADD COLUMN first_step INTEGER;"},
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -244,11 +244,14 @@ typedef struct {
                       "canceled", "not started" */
     char *reason;  /* runs.reason then; NULL: none */
     bool has_exit;
-    int exit_code; /* when has_exit */
-    int signal;    /* 0, or the signal that ended it */
-    char *gpus;    /* runs.gpus then: its devices; NULL: CPU only */
-    double gpu;    /* GPUs it held: devices x share, a MIG slice counted
-                      as its fraction of its GPU; 0: none */
+    int exit_code;       /* when has_exit */
+    int signal;          /* 0, or the signal that ended it */
+    char *gpus;          /* runs.gpus then: its devices; NULL: CPU only */
+    double gpu;          /* GPUs it held: devices x share, a MIG slice counted
+                            as its fraction of its GPU; 0: none */
+    bool has_first_step; /* false: it reported no step, or a resumed
+                            `sweep` adopted it and does not know */
+    int64_t first_step;  /* the first step it reported */
 } sw_attempt_rec;
 
 void sw_attempt_rec_dispose(sw_attempt_rec *r);

@@ -173,6 +173,15 @@ static void check_saved_and_lost(const sw_h *h, const sw_value *j)
                 "join metrics m on m.run_id = a.run_id where "
                 "a.outcome = 'failed' and m.step < 4 and " A_WINDOW ")");
 
+    /* each attempt's first step is recorded: the retry's is where it
+     * resumed, after the checkpoint of step 3 */
+    assert_int_equal(sw_h_count(h, "select group_concat(a.attempt || ':' "
+                                   "|| a.first_step) = '1:1,2:4' from "
+                                   "(select * from attempts where run_id = "
+                                   "(select run_id from attempts where "
+                                   "outcome = 'failed') order by attempt) "
+                                   "a"),
+                     1);
     assert_true(steps >= 2 && steps < 6);
     assert_int_equal(sw_h_count(h, "select max(n) from (select count(distinct "
                                    "step) n from metrics m join runs r on "

@@ -32,7 +32,7 @@
 static sw_report_attempt att(size_t run, double start, double end,
                              sw_report_outcome o, double gpu)
 {
-    sw_report_attempt a = {run, start, end, o, gpu, NULL};
+    sw_report_attempt a = {run, start, end, o, gpu, NULL, false, 0};
 
     return a;
 }
@@ -216,6 +216,43 @@ static void test_lost_when_the_retry_started_again(void **state)
             s.points[i].time = 1050 + 10.0 * (double)(s.points[i].step - 2);
     sw_report_compute(&r, &s.d);
     assert_near(r.trial_seconds_lost_to_failures, 20); /* kept to 1020 */
+}
+
+/* The first step an attempt reported is recorded (attempts.first_step),
+ * stored or not: r1's retry, on a device five times as fast, resumed
+ * from step 1's checkpoint and did steps 2 and 3 again (the store kept
+ * the first attempt's values of those) before its first new step, 4, at
+ * 1052. Recorded, the first attempt kept work to step 1 (1010) and lost
+ * 1010 .. 1040; without the record the estimate, at the first attempt's
+ * pace, takes the 2 s before step 4 for no step done again and counts
+ * 1030 .. 1040 only. */
+static void test_lost_from_the_recorded_first_step(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 1 && s.points[i].step >= 4)
+            s.points[i].time = 1050 + 2.0 * (double)(s.points[i].step - 3);
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 10); /* the estimate */
+    s.attempts[2].has_first_step = true;
+    s.attempts[2].first_step = 2;
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 30);
+    assert_near(r.gpu_seconds_lost_to_failures, 15);
+    s.attempts[2].first_step = 4; /* resumed after step 3: 1030 .. 1040 */
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 10);
+    s.attempts[2].first_step = 1; /* from scratch: all 40 s */
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 40);
+    s.attempts[2].first_step = 0; /* steps counted from 0: the same */
+    sw_report_compute(&r, &s.d);
+    assert_near(r.trial_seconds_lost_to_failures, 40);
 }
 
 /* CPU trials only: no GPU figure is made up; trial-seconds carry the
@@ -448,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_gpus_from_the_peak),
         cmocka_unit_test(test_lost_when_nothing_was_kept),
         cmocka_unit_test(test_lost_when_the_retry_started_again),
+        cmocka_unit_test(test_lost_from_the_recorded_first_step),
         cmocka_unit_test(test_cpu_only_and_no_metric),
         cmocka_unit_test(test_stepless_values_and_maximize),
         cmocka_unit_test(test_json_keys),
