@@ -411,6 +411,16 @@ static void learn_from_end(sw_engine *e, const sw_slot *s)
         relearn(e, s->gpus->peak, s->rec.id);
 }
 
+/* What a trial placed by its executor's scheduler (Slurm) holds: the
+ * GPUs it asked for, whole or a share (Slurm's shards round a share up
+ * to whole shards: a little more). */
+static double placed_elsewhere(const sw_engine *e)
+{
+    const sw_resources *r = &e->spec->resources;
+
+    return r->has_gpus ? r->gpus : 0;
+}
+
 double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s)
 {
     const sw_pack_grant *grant;
@@ -418,6 +428,8 @@ double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s)
     double held = 0;
     size_t i;
 
+    if (!e->gpus && e->ex && sw_executor_places_gpus(e->ex))
+        return placed_elsewhere(e); /* as its scheduler was asked */
     if (!e->gpus || !s->gpus)
         return 0;
     grant = &s->gpus->grant;

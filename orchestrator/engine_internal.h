@@ -303,7 +303,8 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
  *   - gpus_pump() starts due NVML readings, at gpus_wake(); gpus_busy()
  *     while one is in flight;
  *   - gpus_held() is how many GPUs the slot holds: devices x share, a
- *     MIG slice counted as its slices' fraction of its GPU (0: none). */
+ *     MIG slice counted as its slices' fraction of its GPU (0: none);
+ *     under an executor that places GPUs itself, resources.gpus. */
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
 size_t sw_engine__gpus_parallel(const sw_engine *e);
 void sw_engine__gpus_report(const sw_engine *e); /* one line on stdout */

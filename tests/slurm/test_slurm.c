@@ -229,6 +229,10 @@ static void test_gpu_requests_are_honoured(void **state)
     assert_in_range(most_at_once(s, 8), 2, 4);
     for (i = 0; i < 8; i++)
         assert_non_null(strchr("0123", s[i].devices[0]));
+    /* each attempt held the GPU it asked for (sweep report, budget:) */
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "gpu = 1"),
+                     8);
     free(file);
     /* a trial without GPUs sees none, not the submitter's */
     sw_test_rm_tree(h.home);
@@ -237,6 +241,9 @@ static void test_gpu_requests_are_honoured(void **state)
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     assert_int_equal(read_spans(&h, s, 8), 2);
     assert_string_equal(s[0].devices, "none");
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "gpu = 0"),
+                     2);
     unsetenv("CUDA_VISIBLE_DEVICES");
     free(file);
     /* three quarters of a GPU: 3 of a GPU's 4 shards, one trial a GPU */
@@ -248,6 +255,9 @@ static void test_gpu_requests_are_honoured(void **state)
     assert_in_range(most_at_once(s, 8), 2, 4);
     for (i = 0; i < 8; i++)
         assert_non_null(strchr("0123", s[i].devices[0]));
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "gpu = 0.75"),
+                     8);
     free(file);
     sw_h_dispose(&h);
 }
