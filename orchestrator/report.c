@@ -375,6 +375,22 @@ static void counts(sw_report *r, const sw_report_data *d)
     }
 }
 
+/* The most spent of `b`'s limits, as a fraction; NaN without one. */
+static double spent(const sw_report *r, const sw_budget *b)
+{
+    double most = NAN,
+           gpu = isnan(r->gpu_seconds_busy) ? 0 : r->gpu_seconds_busy;
+
+    if (b->gpu_hours > 0)
+        most = fmax(isnan(most) ? 0 : most, gpu / 3600 / b->gpu_hours);
+    if (b->trial_hours > 0)
+        most = fmax(isnan(most) ? 0 : most,
+                    r->trial_seconds / 3600 / b->trial_hours);
+    if (b->hours > 0)
+        most = fmax(isnan(most) ? 0 : most, r->wall_seconds / 3600 / b->hours);
+    return most;
+}
+
 void sw_report_compute(sw_report *r, const sw_report_data *d)
 {
     by_run ix;
@@ -388,6 +404,7 @@ void sw_report_compute(sw_report *r, const sw_report_data *d)
     best(r, d);
     index_dispose(&ix);
     r->mean_gpu_utilization = d->util;
+    r->budget_spent = spent(r, &d->budget);
     r->cost = r->cost_per_finished_run = NAN;
     if (d->price >= 0) {
         r->cost = r->gpu_seconds_capacity / 3600.0 * d->price;
@@ -404,6 +421,25 @@ static void num(sw_buf *b, const char *key, double v, bool comma)
         sw_buf_printf(b, "  \"%s\": null%s\n", key, comma ? "," : "");
     else
         sw_buf_printf(b, "  \"%s\": %.15g%s\n", key, v, comma ? "," : "");
+}
+
+/* "budget": null, or its limits (hours; null: none) and how much of it
+ * was spent. */
+static void budget_json(sw_buf *b, const sw_budget *bu, const sw_report *r)
+{
+    if (isnan(r->budget_spent)) {
+        sw_buf_puts(b, "  \"budget\": null\n");
+        return;
+    }
+    sw_buf_puts(b, "  \"budget\": {\n  ");
+    num(b, "gpu_hours", bu->gpu_hours > 0 ? bu->gpu_hours : NAN, true);
+    sw_buf_puts(b, "  ");
+    num(b, "trial_hours", bu->trial_hours > 0 ? bu->trial_hours : NAN, true);
+    sw_buf_puts(b, "  ");
+    num(b, "hours", bu->hours > 0 ? bu->hours : NAN, true);
+    sw_buf_puts(b, "  ");
+    num(b, "spent", r->budget_spent, false);
+    sw_buf_puts(b, "  }\n");
 }
 
 void sw_report_write_json(sw_buf *b, const sw_report_data *d,
@@ -435,7 +471,8 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
     num(b, "best_value", r->best_value, true);
     num(b, "mean_gpu_utilization", r->mean_gpu_utilization, true);
     num(b, "cost", r->cost, true);
-    num(b, "cost_per_finished_run", r->cost_per_finished_run, false);
+    num(b, "cost_per_finished_run", r->cost_per_finished_run, true);
+    budget_json(b, &d->budget, r);
     sw_buf_puts(b, "}\n");
 }
 
@@ -503,5 +540,22 @@ void sw_report_write_text(sw_buf *b, const sw_report_data *d,
     if (!isnan(r->cost)) {
         row(b, "cost", r->cost, " USD");
         row(b, "cost per finished run", r->cost_per_finished_run, " USD");
+    }
+    if (!isnan(r->budget_spent)) {
+        const sw_budget *bu = &d->budget;
+        const char *sep = "";
+
+        sw_buf_printf(b, "  %-30s ", "budget");
+        if (bu->gpu_hours > 0) {
+            sw_buf_printf(b, "%g GPU-hours", bu->gpu_hours);
+            sep = ", ";
+        }
+        if (bu->trial_hours > 0) {
+            sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours);
+            sep = ", ";
+        }
+        if (bu->hours > 0)
+            sw_buf_printf(b, "%s%g hours", sep, bu->hours);
+        sw_buf_printf(b, ": %.1f %% spent\n", r->budget_spent * 100);
     }
 }

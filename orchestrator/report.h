@@ -16,6 +16,7 @@
 
 #include "orchestrator/store.h"
 #include "sweeps/buf.h"
+#include "sweeps/spec.h"
 
 typedef enum {
     SW_ATT_FINISHED,
@@ -66,9 +67,10 @@ typedef struct {
     size_t n_attempts;
     sw_report_point *points; /* in the order they arrived */
     size_t n_points;
-    double gpus;  /* the inventory in GPUs; < 0: none recorded */
-    double util;  /* mean utilisation of gpu_samples, percent; NaN: none */
-    double price; /* USD per GPU-hour; < 0: not given */
+    double gpus;      /* the inventory in GPUs; < 0: none recorded */
+    double util;      /* mean utilisation of gpu_samples, percent; NaN: none */
+    double price;     /* USD per GPU-hour; < 0: not given */
+    sw_budget budget; /* the sweep file's `budget:`; zeros: none */
 } sw_report_data;
 
 void sw_report_data_dispose(sw_report_data *d);
@@ -86,6 +88,8 @@ typedef struct {
     double time_to_best_seconds, best_value;
     double mean_gpu_utilization;
     double cost, cost_per_finished_run;
+    double budget_spent; /* the most spent of the budget's limits, as a
+                            fraction of it; NaN: no budget */
     size_t runs, finished, stopped, failed, attempts, failed_attempts;
 } sw_report;
 

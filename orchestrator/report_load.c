@@ -83,6 +83,23 @@ static bool declared(const sw_sweep_rec *s, sw_gpu_inventory *inv)
     return ok;
 }
 
+/* The sweep file's `budget:` (zeros: none, or a file that no longer
+ * reads). */
+static sw_budget budget_of(const sw_sweep_rec *s)
+{
+    sw_budget b = {0, 0, 0};
+    sw_spec *spec = NULL;
+    sw_diags diags;
+
+    sw_diags_init(&diags, s->file);
+    if (s->config && sw_spec_parse(&spec, s->file, s->config, strlen(s->config),
+                                   &diags) == SW_OK)
+        b = spec->budget;
+    sw_spec_free(spec);
+    sw_diags_dispose(&diags);
+    return b;
+}
+
 static double declared_gpus(const sw_gpu_inventory *inv, fractions *f)
 {
     double total = 0, v;
@@ -366,6 +383,7 @@ int sw_report_load(sw_store *st, const char *key, double price, double now,
     if (error == SW_ENOTFOUND && !key)
         error = sw_error_set(SW_ENOTFOUND, "the store has no sweep yet");
     if (!error) {
+        out->budget = budget_of(&s);
         out->sweep_id = sw_strdup(s.id);
         out->metric = s.metric ? sw_strdup(s.metric) : NULL;
         out->maximize = s.goal && strcmp(s.goal, "maximize") == 0;

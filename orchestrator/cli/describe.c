@@ -74,12 +74,18 @@ static void describe_budget(sw_buf *b, const sw_budget *bu)
 {
     const char *sep = "budget: ";
 
-    if (bu->gpu_hours > 0)
-        sw_buf_printf(b, "%s%g GPU-hours", sep, bu->gpu_hours), sep = ", ";
-    if (bu->trial_hours > 0)
-        sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours), sep = ", ";
-    if (bu->hours > 0)
-        sw_buf_printf(b, "%s%g hours", sep, bu->hours), sep = ", ";
+    if (bu->gpu_hours > 0) {
+        sw_buf_printf(b, "%s%g GPU-hours", sep, bu->gpu_hours);
+        sep = ", ";
+    }
+    if (bu->trial_hours > 0) {
+        sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours);
+        sep = ", ";
+    }
+    if (bu->hours > 0) {
+        sw_buf_printf(b, "%s%g hours", sep, bu->hours);
+        sep = ", ";
+    }
     if (*sep == ',')
         sw_buf_puts(b, " (then no new trials)\n");
 }

@@ -300,7 +300,7 @@ static void test_interrupt_and_resume_continue_the_timeline(void **state)
  * counted on the virtual clock; running trials finish. 16 one-hour
  * trials on 4 GPUs start 4 an hour. */
 static void budget_runs(const char *budget, const char *extra, int runs,
-                        double gpu_hours)
+                        double gpu_hours, const char *report)
 {
     sw_h h;
     sw_buf b = SW_BUF_INIT;
@@ -324,6 +324,12 @@ static void budget_runs(const char *budget, const char *extra, int runs,
     assert_int_equal(sw_h_count(&h, sql), 1);
     free(sql);
     free(out);
+    /* sweep report says what was spent of it */
+    const char *rep[] = {"report", "--json", NULL};
+    assert_int_equal(sw_h_run(&h, rep, &out), 0);
+    if (!strstr(out, report))
+        fail_msg("no '%s' in %s", report, out);
+    free(out);
     free(file);
     sw_buf_dispose(&b);
     sw_h_dispose(&h);
@@ -333,13 +339,17 @@ static void test_budget_stops_new_trials(void **state)
 {
     (void)state;
     /* 4 GPU-hours spent at 1 h, 8 at 2 h: the 6th is reached there */
-    budget_runs("{gpu_hours: 6}", "", 8, 8);
+    budget_runs("{gpu_hours: 6}", "", 8, 8,
+                "\"gpu_hours\": 6,\n    \"trial_hours\": null,\n    "
+                "\"hours\": null,\n    \"spent\": 1.33333333333333\n");
     /* 1 h of wall time at the first ends, 2 h at the second */
-    budget_runs("{hours: 1.5}", "", 8, 8);
+    budget_runs("{hours: 1.5}", "", 8, 8, "\"spent\": 1.33333333333333\n");
     /* trial-hours count whole trials; GPU-hours their share: 8
      * half-GPU trials an hour, 4 GPU-hours an hour */
-    budget_runs("{trial_hours: 12}", "resources: {gpus: 0.5}\n", 16, 8);
-    budget_runs("{gpu_hours: 3.9}", "resources: {gpus: 0.5}\n", 8, 4);
+    budget_runs("{trial_hours: 12}", "resources: {gpus: 0.5}\n", 16, 8,
+                "\"spent\": 1.33333333333333\n");
+    budget_runs("{gpu_hours: 3.9}", "resources: {gpus: 0.5}\n", 8, 4,
+                "\"spent\": 1.02564102564103\n");
 }
 
 /* What a sweep spent before `sweep resume` counts against its budget:
