@@ -252,12 +252,27 @@ static void test_target_cancels_at_its_virtual_time(void **state)
 /* Ctrl-C stops a simulation as it stops a real sweep (no new trials, the
  * running ones to their end), and `sweep resume` goes on from the virtual
  * time the runs reached, not from the real time it was started at. */
+/* Runs `run` with each surrogate taking `sim_nap` real seconds, and
+ * interrupts it (SIGINT) after `nap_ms`: it ends with 130. */
+static void run_interrupted(const sw_h *h, const char *const *run,
+                            const char *sim_nap, long nap_ms)
+{
+    struct timespec nap = {nap_ms / 1000, (nap_ms % 1000) * 1000000L};
+    pid_t pid;
+
+    setenv("SIM_NAP", sim_nap, 1);
+    pid = sw_h_start(h, run);
+    assert_true(pid > 0); /* never kill(0) */
+    nanosleep(&nap, NULL);
+    kill(pid, SIGINT);
+    assert_int_equal(sw_h_wait(pid, 60), 130);
+    unsetenv("SIM_NAP");
+}
+
 static void test_interrupt_and_resume_continue_the_timeline(void **state)
 {
-    struct timespec nap = {0, 300 * 1000 * 1000};
     sw_h h;
     char *file;
-    pid_t pid;
 
     (void)state;
     sw_h_init(&h);
@@ -265,13 +280,7 @@ static void test_interrupt_and_resume_continue_the_timeline(void **state)
     const char *run[] = {"run", file, "--backend", "sim",
                          "-p",  "2",  "--quiet",   NULL};
     const char *resume[] = {"resume", "--quiet", NULL};
-    setenv("SIM_NAP", "0.1", 1); /* each surrogate takes 0.1 s */
-    pid = sw_h_start(&h, run);
-    assert_true(pid > 0); /* never kill(0) */
-    nanosleep(&nap, NULL);
-    kill(pid, SIGINT);
-    assert_int_equal(sw_h_wait(pid, 60), 130);
-    unsetenv("SIM_NAP");
+    run_interrupted(&h, run, "0.1", 300); /* each surrogate takes 0.1 s */
     assert_true(sw_h_count(&h, "select count(*) from runs where state = "
                                "'finished'") < 16);
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
@@ -356,10 +365,8 @@ static void test_budget_stops_new_trials(void **state)
  * the resumed sweep starts no more than one that was never stopped. */
 static void test_budget_counts_across_resume(void **state)
 {
-    struct timespec nap = {0, 450 * 1000 * 1000};
     sw_h h;
     char *file;
-    pid_t pid;
 
     (void)state;
     sw_h_init(&h);
@@ -367,13 +374,7 @@ static void test_budget_counts_across_resume(void **state)
     const char *run[] = {"run",    file, "--backend", "sim",
                          "--gpus", "2",  "--quiet",   NULL};
     const char *resume[] = {"resume", "--quiet", NULL};
-    setenv("SIM_NAP", "0.3", 1); /* one pair done, the next started */
-    pid = sw_h_start(&h, run);
-    assert_true(pid > 0); /* never kill(0) */
-    nanosleep(&nap, NULL);
-    kill(pid, SIGINT);
-    assert_int_equal(sw_h_wait(pid, 60), 130);
-    unsetenv("SIM_NAP");
+    run_interrupted(&h, run, "0.3", 450); /* one pair done, one started */
     assert_true(sw_h_count(&h, "select count(*) from runs where state = "
                                "'finished'") < 6);
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
