@@ -11,7 +11,8 @@
  * writer opens the file; a file from a newer sweep is refused. Statements
  * are prepared once at open and reset after every use.
  *
- * The read-only query guard (sw_store_query) is in store_query.c.
+ * The schema and its migrations are in store_schema.c; the read-only
+ * query guard (sw_store_query) is in store_query.c.
  */
 #include "orchestrator/store.h"
 
@@ -25,116 +26,6 @@
 #include <unistd.h>
 
 #include "orchestrator/store_internal.h"
-
-/* The schema, one step per version. A step is never edited once released:
- * changes go in a new step. Each runs inside the migration transaction. */
-static const struct {
-    int version;
-    const char *sql;
-} migrations[] = {
-    {1, "CREATE TABLE sweeps ("
-        " id TEXT PRIMARY KEY NOT NULL, name TEXT, file TEXT NOT NULL,"
-        " config TEXT NOT NULL, method TEXT NOT NULL, metric TEXT,"
-        " goal TEXT CHECK (goal IN ('minimize', 'maximize')),"
-        " state TEXT NOT NULL, cwd TEXT NOT NULL, seed INTEGER NOT NULL,"
-        " parallel INTEGER NOT NULL, created_at REAL, ended_at REAL,"
-        " git_commit TEXT, git_dirty INTEGER);"
-        "CREATE INDEX sweeps_name ON sweeps (name);"
-        "CREATE TABLE runs ("
-        " id TEXT PRIMARY KEY NOT NULL,"
-        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
-        " idx INTEGER NOT NULL, cell TEXT NOT NULL, params TEXT NOT NULL,"
-        " argv TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN"
-        " ('pending', 'running', 'finished', 'failed', 'stopped',"
-        " 'canceled')),"
-        " reason TEXT, exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0,"
-        " attempts INTEGER NOT NULL DEFAULT 0, created_at REAL,"
-        " started_at REAL, ended_at REAL, pid INTEGER NOT NULL DEFAULT 0,"
-        " pgid INTEGER NOT NULL DEFAULT 0,"
-        " stdout_offset INTEGER NOT NULL DEFAULT 0, value REAL, gpus TEXT,"
-        " git_commit TEXT, git_dirty INTEGER,"
-        " UNIQUE (sweep_id, idx));"
-        "CREATE TABLE metrics ("
-        " run_id TEXT NOT NULL REFERENCES runs (id), step INTEGER,"
-        " name TEXT NOT NULL, value REAL, time REAL NOT NULL);"
-        "CREATE INDEX metrics_run_name_step ON metrics (run_id, name, step);"},
-    /* git provenance beyond the commit and the dirty flag (JSON) */
-    {2, "ALTER TABLE sweeps ADD COLUMN git TEXT;"
-        "ALTER TABLE runs ADD COLUMN git TEXT;"},
-    /* executors beyond local processes: the sweep's backend, and each
-     * run's job handle (opaque, the executor's own) instead of the local
-     * executor's pid and process group; a local attempt's handle is
-     * "SUPERVISOR_PID TRIAL_PGID" */
-    {3, "ALTER TABLE sweeps ADD COLUMN backend TEXT NOT NULL"
-        " DEFAULT 'local';"
-        "ALTER TABLE runs ADD COLUMN job TEXT;"
-        "UPDATE runs SET job = pid || ' ' || pgid WHERE pid > 0;"
-        "ALTER TABLE runs DROP COLUMN pid;"
-        "ALTER TABLE runs DROP COLUMN pgid;"},
-    /* attempts that were lost (their supervisor died, or their end could
-     * not be recorded): not the trial's failure, so not one of its
-     * retries */
-    {4, "ALTER TABLE runs ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;"},
-    /* the trial's command given on the command line (`sweep run FILE --
-     * COMMAND...`), for files with neither program nor command */
-    {5, "ALTER TABLE sweeps ADD COLUMN command TEXT;"},
-    /* metrics arrive a step at a time from many runs at once: keyed by
-     * step before name, the index takes one step's values of a run in
-     * one page, so a commit of many runs' reports writes a page or so a
-     * run instead of one per run and metric (4x fewer index pages per
-     * commit of 4-metric reports); a run's history still reads in one
-     * range, now in step order */
-    {6, "DROP INDEX metrics_run_name_step;"
-        "CREATE INDEX metrics_run_step ON metrics (run_id, step, name);"},
-    /* what each export sent where (store_export.c): one row per
-     * destination and sweep (run_id NULL) or run, so an export that is
-     * run again sends only what is new, and one that was killed goes on
-     * from where it stopped */
-    {7, "CREATE TABLE exports ("
-        " target TEXT NOT NULL, dest TEXT NOT NULL,"
-        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
-        " run_id TEXT REFERENCES runs (id),"
-        " remote_id TEXT, remote_node TEXT,"
-        " history INTEGER NOT NULL DEFAULT 0,"
-        " summary INTEGER NOT NULL DEFAULT -1,"
-        " state TEXT, files TEXT, exported_at REAL);"
-        "CREATE UNIQUE INDEX exports_key"
-        " ON exports (target, dest, sweep_id, ifnull(run_id, ''));"},
-    /* GPU packing: how busy each device was while a sweep's trials ran,
-     * sampled every few seconds (runs.gpus, reserved since version 1,
-     * now holds each run's devices) */
-    {8, "CREATE TABLE gpu_samples ("
-        " sweep_id TEXT NOT NULL REFERENCES sweeps (id),"
-        " time REAL NOT NULL, device TEXT NOT NULL,"
-        " gpu INTEGER NOT NULL, mig INTEGER, utilization INTEGER,"
-        " memory_used INTEGER, memory_total INTEGER,"
-        " memory_trials INTEGER, trials INTEGER NOT NULL);"
-        "CREATE INDEX gpu_samples_sweep_time ON gpu_samples"
-        " (sweep_id, time);"
-        "ALTER TABLE sweeps ADD COLUMN gpus TEXT;"},
-    /* the backend's own arguments given on the command line (`sweep run
-     * --backend slurm --slurm-arg ARG...`, a JSON array), so `sweep
-     * resume` submits its jobs as `sweep run` did */
-    {9, "ALTER TABLE sweeps ADD COLUMN backend_args TEXT;"},
-    /* `sweep report`: every attempt of a run as it ended (runs keep only
-     * the last), with the GPU share it held, so the GPU time of failed
-     * and retried attempts is counted (store_report.c) */
-    {10, "CREATE TABLE attempts ("
-         " run_id TEXT NOT NULL REFERENCES runs (id),"
-         " attempt INTEGER NOT NULL, started_at REAL, ended_at REAL,"
-         " outcome TEXT NOT NULL CHECK (outcome IN ('finished', 'failed',"
-         " 'timeout', 'lost', 'stopped', 'canceled', 'not started')),"
-         " reason TEXT, exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0,"
-         " gpus TEXT, gpu REAL NOT NULL DEFAULT 0,"
-         " PRIMARY KEY (run_id, attempt));"},
-    /* the first step each attempt reported, whether the store kept it or
-     * had it already: where a retry resumed from, so the time a failed
-     * attempt spent past that point is what was lost (report.c) */
-    {11, "ALTER TABLE attempts ADD COLUMN first_step INTEGER;"},
-};
-
-#define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
-#define SCHEMA_VERSION (migrations[N_MIGRATIONS - 1].version)
 
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
@@ -289,10 +180,7 @@ static int code_of(int rc)
     }
 }
 
-/* Sets "store <path>: <what>: <sqlite's message>" from the last error of
- * the writer connection, and returns the matching SW_E* code. */
-static int fail(const sw_store *st, const char *fmt, ...) SW_PRINTF(2, 3);
-static int fail(const sw_store *st, const char *fmt, ...)
+int sw_store__fail(const sw_store *st, const char *fmt, ...)
 {
     char what[256];
     va_list ap;
@@ -324,10 +212,10 @@ static void finish(sqlite3_stmt *s)
     sqlite3_clear_bindings(s);
 }
 
-static int exec(const sw_store *st, const char *sql, const char *what)
+int sw_store__exec(const sw_store *st, const char *sql, const char *what)
 {
     if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return fail(st, "%s", what);
+        return sw_store__fail(st, "%s", what);
     return SW_OK;
 }
 
@@ -374,104 +262,7 @@ static double col_time(sqlite3_stmt *s, int i)
                : sqlite3_column_double(s, i);
 }
 
-/* ---- open, close, migrations ----------------------------------------- */
-
-/* Runs a one-row, one-column PRAGMA and gives its integer. */
-static int pragma_int(const sw_store *st, const char *sql, int *out)
-{
-    sqlite3_stmt *s = NULL;
-    int error = SW_OK;
-
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_step(s) != SQLITE_ROW) {
-        error = fail(st, "open: %s", sql);
-        goto done;
-    }
-    *out = sqlite3_column_int(s, 0);
-done:
-    sqlite3_finalize(s);
-    return error;
-}
-
-static int newer_schema(const sw_store *st, int version)
-{
-    return sw_error_set(SW_EINVALID,
-                        "store %s: schema version %d is newer than this "
-                        "sweep knows (%d); use a newer sweep",
-                        st->path, version, SCHEMA_VERSION);
-}
-
-/* Version 0 is a new file only if it holds nothing: anything else is some
- * other program's database, and is left alone. */
-static int check_empty(const sw_store *st)
-{
-    int tables = 0;
-    int error = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables);
-
-    if (error == SW_OK && tables > 0)
-        error = sw_error_set(SW_EINVALID,
-                             "store %s: not a sweep store (it has tables "
-                             "but no schema version)",
-                             st->path);
-    return error;
-}
-
-/* Applies every step above the file's version, in one transaction; the
- * version is read again under the write lock, as another writer may have
- * migrated the file meanwhile. */
-static int migrate(const sw_store *st)
-{
-    char sql[64];
-    int version = 0;
-    int error = exec(st, "BEGIN IMMEDIATE", "migrate: begin");
-
-    if (error < 0)
-        return error;
-    if ((error = pragma_int(st, "PRAGMA user_version", &version)) < 0)
-        goto done;
-    if (version > SCHEMA_VERSION) {
-        error = newer_schema(st, version);
-        goto done;
-    }
-    if (version == 0 && (error = check_empty(st)) < 0)
-        goto done;
-    for (size_t i = 0; i < N_MIGRATIONS; i++) {
-        if (migrations[i].version <= version)
-            continue;
-        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-                 migrations[i].version);
-        if ((error = exec(st, migrations[i].sql, "migrate")) < 0 ||
-            (error = exec(st, sql, "migrate")) < 0)
-            goto done;
-    }
-    error = exec(st, "COMMIT", "migrate: commit");
-done:
-    if (error < 0)
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-    return error;
-}
-
-/* A writer migrates an old file; a reader can only read a current one. */
-static int check_schema(const sw_store *st)
-{
-    int version = 0;
-    int error = pragma_int(st, "PRAGMA user_version", &version);
-
-    if (error < 0 || version == SCHEMA_VERSION)
-        return error;
-    if (version > SCHEMA_VERSION)
-        return newer_schema(st, version);
-    if (st->writer)
-        return migrate(st);
-    if (version == 0)
-        return sw_error_set(SW_EINVALID, "store %s: not a sweep store",
-                            st->path);
-    return sw_error_set(SW_EINVALID,
-                        "store %s: schema version %d is older than this "
-                        "sweep's (%d); run a command that writes, such as "
-                        "`sweep resume`, to upgrade it",
-                        st->path, version, SCHEMA_VERSION);
-}
+/* ---- open, close ---------------------------------------------------- */
 
 /* A new store is created 0600 whatever the umask: it holds every run's
  * argv and config. SQLite gives the -wal and -shm files it creates later
@@ -556,11 +347,11 @@ static int configure(sw_store *st)
     const char *mode;
 
     if (!st->writer)
-        return exec(st, "PRAGMA trusted_schema = OFF", "open");
+        return sw_store__exec(st, "PRAGMA trusted_schema = OFF", "open");
     if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL) !=
             SQLITE_OK ||
         sqlite3_step(s) != SQLITE_ROW) {
-        error = fail(st, "open: journal_mode = WAL");
+        error = sw_store__fail(st, "open: journal_mode = WAL");
         goto done;
     }
     mode = (const char *)sqlite3_column_text(s, 0);
@@ -571,10 +362,11 @@ static int configure(sw_store *st)
                              st->path, mode ? mode : "unknown");
         goto done;
     }
-    error = exec(st,
-                 "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-                 " PRAGMA trusted_schema = OFF; PRAGMA cache_size = -65536",
-                 "open");
+    error = sw_store__exec(
+        st,
+        "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+        " PRAGMA trusted_schema = OFF; PRAGMA cache_size = -65536",
+        "open");
     sqlite3_wal_hook(st->db, on_wal, st);
 done:
     sqlite3_finalize(s);
@@ -588,7 +380,7 @@ static int prepare_all(sw_store *st)
 
         if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
                                &st->stmt[i], NULL) != SQLITE_OK)
-            return fail(st, "open: prepare");
+            return sw_store__fail(st, "open: prepare");
     }
     return SW_OK;
 }
@@ -604,7 +396,8 @@ int sw_store_open(sw_store **out, const char *path, bool writer)
     st->path = sw_strdup(path);
     st->writer = writer;
     if ((error = open_db(st)) < 0 || (error = configure(st)) < 0 ||
-        (error = check_schema(st)) < 0 || (error = prepare_all(st)) < 0)
+        (error = sw_store__check_schema(st)) < 0 ||
+        (error = prepare_all(st)) < 0)
         goto done;
     *out = st;
     st = NULL;
@@ -633,7 +426,7 @@ static int step_done(const sw_store *st, sqlite3_stmt *s, const char *what)
     int error = SW_OK;
 
     if (sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "%s", what);
+        error = sw_store__fail(st, "%s", what);
     finish(s);
     return error;
 }
@@ -649,7 +442,7 @@ int sw_store_begin(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = true;
-        return exec(st, "SAVEPOINT sw_tx", "begin");
+        return sw_store__exec(st, "SAVEPOINT sw_tx", "begin");
     }
     return step_done(st, st->stmt[Q_BEGIN], "begin");
 }
@@ -663,7 +456,7 @@ int sw_store_commit(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = false;
-        return exec(st, "RELEASE sw_tx", "commit");
+        return sw_store__exec(st, "RELEASE sw_tx", "commit");
     }
     return step_done(st, st->stmt[Q_COMMIT], "commit");
 }
@@ -673,7 +466,8 @@ int sw_store_rollback(sw_store *st)
 {
     if (st->held && st->nested) {
         st->nested = false;
-        return exec(st, "ROLLBACK TO sw_tx; RELEASE sw_tx", "rollback");
+        return sw_store__exec(st, "ROLLBACK TO sw_tx; RELEASE sw_tx",
+                              "rollback");
     }
     st->held = false;
     if (sqlite3_get_autocommit(st->db))
@@ -752,7 +546,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         sw_store__bind_str(s, 19, r->gpus) ||
         sw_store__bind_str(s, 20, r->backend_args) ||
         sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
+        error = sw_store__fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
 }
@@ -766,7 +560,7 @@ static int fetch_sweep(sw_store *st, int q, const char *key, sw_sweep_rec *out)
     int rc;
 
     if (key && sw_store__bind_str(s, 1, key) != SQLITE_OK) {
-        error = fail(st, "get sweep '%s'", key);
+        error = sw_store__fail(st, "get sweep '%s'", key);
         goto done;
     }
     rc = sqlite3_step(s);
@@ -775,7 +569,7 @@ static int fetch_sweep(sw_store *st, int q, const char *key, sw_sweep_rec *out)
     else if (rc == SQLITE_DONE)
         error = SW_ENOTFOUND;
     else
-        error = fail(st, "get sweep '%s'", key ? key : "(latest)");
+        error = sw_store__fail(st, "get sweep '%s'", key ? key : "(latest)");
 done:
     finish(s);
     return error;
@@ -791,13 +585,13 @@ static int sweep_prefix(sw_store *st, const char *prefix, char *ids[3], int *n)
 
     *n = 0;
     if (sw_store__bind_str(s, 1, prefix) != SQLITE_OK) {
-        error = fail(st, "get sweep '%s'", prefix);
+        error = sw_store__fail(st, "get sweep '%s'", prefix);
         goto done;
     }
     while (*n < 3 && (rc = sqlite3_step(s)) == SQLITE_ROW)
         ids[(*n)++] = sw_store__col_str(s, 0);
     if (*n < 3 && rc != SQLITE_DONE)
-        error = fail(st, "get sweep '%s'", prefix);
+        error = sw_store__fail(st, "get sweep '%s'", prefix);
 done:
     finish(s);
     return error;
@@ -862,7 +656,8 @@ int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
 
     if (sw_store__bind_str(s, 1, id) || sw_store__bind_str(s, 2, state) ||
         bind_time(s, 3, ended_at) || sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "set sweep '%s' %s", id, state ? state : "(null)");
+        error = sw_store__fail(st, "set sweep '%s' %s", id,
+                               state ? state : "(null)");
     else if (sqlite3_changes(st->db) == 0)
         error = sw_error_set(SW_ENOTFOUND, "no sweep '%s' in %s", id, st->path);
     finish(s);
@@ -884,7 +679,7 @@ int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n)
         read_sweep(s, &recs[len++]);
     }
     if (rc != SQLITE_DONE) {
-        error = fail(st, "list sweeps");
+        error = sw_store__fail(st, "list sweeps");
         while (len > 0)
             sw_sweep_rec_dispose(&recs[--len]);
         free(recs);
@@ -958,7 +753,7 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
         sw_store__bind_str(s, 18, r->params) ||
         sw_store__bind_str(s, 19, r->argv) || bind_time(s, 20, r->created_at) ||
         sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "put run '%s'", r->id ? r->id : "(null)");
+        error = sw_store__fail(st, "put run '%s'", r->id ? r->id : "(null)");
     finish(s);
     return error;
 }
@@ -971,7 +766,7 @@ int sw_store_update_run(sw_store *st, const sw_run_rec *r)
     int error = SW_OK;
 
     if (bind_run_state(s, r) || sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "update run '%s'", r->id ? r->id : "(null)");
+        error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
     else if (sqlite3_changes(st->db) == 0)
         error = sw_error_set(SW_ENOTFOUND,
                              "store %s: update run '%s': no "
@@ -990,7 +785,7 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out)
 
     memset(out, 0, sizeof(*out));
     if (sw_store__bind_str(s, 1, id) != SQLITE_OK) {
-        error = fail(st, "get run '%s'", id);
+        error = sw_store__fail(st, "get run '%s'", id);
         goto done;
     }
     rc = sqlite3_step(s);
@@ -999,7 +794,7 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out)
     else if (rc == SQLITE_DONE)
         error = sw_error_set(SW_ENOTFOUND, "no run '%s' in %s", id, st->path);
     else if (rc != SQLITE_ROW)
-        error = fail(st, "get run '%s'", id);
+        error = sw_store__fail(st, "get run '%s'", id);
 done:
     finish(s);
     return error;
@@ -1023,7 +818,7 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
         rc = SQLITE_OK;
     }
     if (error == SW_OK && rc != SQLITE_DONE)
-        error = fail(st, "list runs of '%s'", sweep_id);
+        error = sw_store__fail(st, "list runs of '%s'", sweep_id);
     if (error < 0) {
         while (len > 0)
             sw_run_rec_dispose(&recs[--len]);
@@ -1055,7 +850,8 @@ int sw_store_count_runs(sw_store *st, const char *sweep_id,
         rc = SQLITE_OK;
     }
     if (rc != SQLITE_DONE)
-        error = fail(st, "count runs of '%s'", sweep_id ? sweep_id : "(null)");
+        error = sw_store__fail(st, "count runs of '%s'",
+                               sweep_id ? sweep_id : "(null)");
 done:
     finish(s);
     return error;
@@ -1072,8 +868,9 @@ static int put_metric(sw_store *st, int q, const char *run_id, int64_t step,
                    : sqlite3_bind_null(s, 2)) ||
         sw_store__bind_str(s, 3, name) || sqlite3_bind_double(s, 4, value) ||
         sqlite3_bind_double(s, 5, time) || sqlite3_step(s) != SQLITE_DONE)
-        error = fail(st, "put metric '%s' of run '%s'", name ? name : "(null)",
-                     run_id ? run_id : "(null)");
+        error =
+            sw_store__fail(st, "put metric '%s' of run '%s'",
+                           name ? name : "(null)", run_id ? run_id : "(null)");
     else if (q == Q_PUT_METRIC_ONCE)
         error = sqlite3_changes(st->db) == 1;
     finish(s);
@@ -1111,7 +908,8 @@ int sw_store_last_metrics(sw_store *st, const char *run_id,
         rc = SQLITE_OK;
     }
     if (error == SW_OK && rc != SQLITE_DONE)
-        error = fail(st, "metrics of run '%s'", run_id ? run_id : "(null)");
+        error = sw_store__fail(st, "metrics of run '%s'",
+                               run_id ? run_id : "(null)");
     finish(s);
     return error;
 }
@@ -1139,7 +937,8 @@ int sw_store_metric_history(sw_store *st, const char *sweep_id,
         rc = SQLITE_OK;
     }
     if (error == SW_OK && rc != SQLITE_DONE)
-        error = fail(st, "history of metric '%s'", name ? name : "(null)");
+        error = sw_store__fail(st, "history of metric '%s'",
+                               name ? name : "(null)");
     sqlite3_finalize(s);
     return error;
 }

@@ -1,10 +1,10 @@
 /*
  * store_internal.h - what the store's files share: the store's state
- * and its lock timeout. store.c is the system of record (open, migrations,
- * sweeps, runs, metrics); store_query.c is the read-only query guard;
- * store_export.c records what exports sent; store_report.c the attempts
- * and what `sweep report` reads.
- * Nothing outside the store includes this header (nor <sqlite3.h>).
+ * and its lock timeout. store.c is the system of record (open, sweeps, runs,
+ * metrics); store_schema.c its schema and migrations; store_query.c is the
+ * read-only query guard; store_export.c records what exports sent;
+ * store_report.c the attempts and what `sweep report` reads. Nothing outside
+ * the store includes this header (nor <sqlite3.h>).
  */
 #ifndef SW_STORE_INTERNAL_H
 #define SW_STORE_INTERNAL_H
@@ -65,5 +65,13 @@ char *sw_store__col_str(sqlite3_stmt *s, int i);
 int sw_store__fail_io(const sw_store *st, const char *what);
 int sw_store__prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
                       const char *what);
+/* The same error with SQLite's code mapped to SW_E* (a constraint is
+ * SW_EINVALID, an I/O error SW_EIO, ...), `what` formatted; and one
+ * statement run on the writer connection, failing as that. */
+int sw_store__fail(const sw_store *st, const char *fmt, ...) SW_PRINTF(2, 3);
+int sw_store__exec(const sw_store *st, const char *sql, const char *what);
+/* store_schema.c: brings the file to the current schema (a writer), or
+ * checks that it is current (a reader). */
+int sw_store__check_schema(const sw_store *st);
 
 #endif
