@@ -8,7 +8,10 @@ unknown token), 403 (another run's token), 404 (another path), 405 (not
 POST), 413 (body over `max_body`), and 503 with Retry-After on demand. It
 can go down (closing every open connection, as a killed orchestrator
 would) and come back on another port, rewriting the URL file the way a
-`sweep resume` does, and it records every value it acknowledged.
+`sweep resume` does, and it records every value it acknowledged, a
+step's value of a metric once, as sweep's store keeps it: a report sent
+again because its answer was lost (the server went down between taking
+it and answering) is acknowledged again, not recorded twice.
 
 Run by hand: python3 fake_metrics_server.py [--stop-after N] prints the
 URL and token to use, then serves until Ctrl-C.
@@ -110,7 +113,9 @@ class FakeMetricsServer(object):
         self.max_body = max_body
         self.url_file = url_file
         self.reject_names = set(reject_names)
-        self.records = []         # every acknowledged report, in order
+        self.records = []         # every acknowledged report, in order,
+                                  # less the values of a step it had
+        self._seen = set()        # (step, name) of the values recorded
         self.statuses = []        # every answer's status, in order
         self.sizes_ok = []        # body sizes of the acknowledged requests
         self.sizes_refused = []   # body sizes answered 413
@@ -192,6 +197,19 @@ class FakeMetricsServer(object):
         with self._lock:
             self.statuses.append(status)
 
+    def _record(self, obj):
+        """Records the values of a report that are new at its step (under
+        the lock); a report without a step is recorded whole."""
+        step = obj.get("step")
+        if step is None:
+            self.records.append(obj)
+            return
+        new = {k: v for k, v in obj.items()
+               if k == "step" or (step, k) not in self._seen}
+        if len(new) > 1 or len(obj) == 1:
+            self._seen.update((step, k) for k in new if k != "step")
+            self.records.append(new)
+
     def _take(self, body):
         """Checks and records one report; returns (status, text, headers)."""
         if self.delay:
@@ -212,7 +230,8 @@ class FakeMetricsServer(object):
             if why:
                 return 400, why, []
         with self._lock:
-            self.records.extend(items)
+            for obj in items:
+                self._record(obj)
             self.sizes_ok.append(len(body))
             stop = (self.stop_after is not None and
                     len(self.records) >= self.stop_after)
