@@ -74,11 +74,11 @@
  * from an ended one. Orphans of running trials (their workers) are left
  * alone; orphans are reaped as they die, never taken for trials.
  *
- * Test builds (SW_FAULT_INJECTION) read two variables, for the fault
- * tests: SWEEP_FAULT_LAUNCH_STOP=FILE stops the supervisor (SIGSTOP)
- * between a trial's fork and its pid file, once, when it can remove FILE;
- * SWEEP_FAULT_NOSPACE=FILE makes every status file write fail with ENOSPC
- * while FILE exists.
+ * Test builds other than Release (SW_FAULT_INJECTION) read two
+ * variables, for the fault tests: SWEEP_FAULT_LAUNCH_STOP=FILE stops the
+ * supervisor (SIGSTOP) between a trial's fork and its pid file, once,
+ * when it can remove FILE; SWEEP_FAULT_NOSPACE=FILE makes every status
+ * file write fail with ENOSPC while FILE exists.
  */
 #define _GNU_SOURCE /* pipe2, POLLRDHUP */
 #include "backends/local_internal.h"
