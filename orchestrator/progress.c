@@ -35,11 +35,16 @@ static void format_elapsed(char *out, size_t n, double secs)
 }
 
 /* Trials not started yet: those the search still holds (when it is
- * bounded) plus retries waiting for a slot. */
+ * bounded; none once no more will start: run_cap, a spent budget) plus
+ * retries waiting for a slot. */
 static void print_pending(const sw_engine *e)
 {
     uint64_t left;
 
+    if (e->search_done) {
+        printf("%zu pending", e->qlen);
+        return;
+    }
     if (!e->size_bounded || e->size_saturated) {
         printf("%zu+ pending", e->qlen);
         return;
