@@ -9,6 +9,7 @@
  * ones have spent so far, on the engine's clock (virtual under
  * --backend sim).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,9 +17,7 @@
 
 static bool has_budget(const sw_engine *e)
 {
-    const sw_budget *b = &e->spec->budget;
-
-    return b->gpu_hours > 0 || b->trial_hours > 0 || b->hours > 0;
+    return !isnan(sw_budget_spent(&e->spec->budget, 0, 0, 0, NULL, NULL));
 }
 
 static void first_start(sw_engine *e, double t)
@@ -81,24 +80,18 @@ static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
 
 bool sw_engine__budget_spent(sw_engine *e)
 {
-    const sw_budget *b = &e->spec->budget;
-    double now = sw_clock_wall(e->clock), gpu_s, trial_s;
-    const char *what = NULL;
-    double limit = 0;
+    double now = sw_clock_wall(e->clock), gpu_s, trial_s, limit;
+    const char *unit;
 
     if (!has_budget(e))
         return false;
     spent_now(e, now, &gpu_s, &trial_s);
-    if (b->gpu_hours > 0 && gpu_s >= b->gpu_hours * 3600)
-        what = "GPU-hours", limit = b->gpu_hours;
-    else if (b->trial_hours > 0 && trial_s >= b->trial_hours * 3600)
-        what = "trial-hours", limit = b->trial_hours;
-    else if (b->hours > 0 && e->spent.first > 0 &&
-             now - e->spent.first >= b->hours * 3600)
-        what = "hours", limit = b->hours;
-    if (what)
-        printf("sweep %s: the budget of %g %s is spent: no new trials; "
-               "the %zu running finish\n",
-               e->sweep.id, limit, what, sw_engine__count(e, SW_SLOT_RUNNING));
-    return what != NULL;
+    if (!(sw_budget_spent(&e->spec->budget, gpu_s, trial_s,
+                          e->spent.first > 0 ? now - e->spent.first : 0, &unit,
+                          &limit) >= 1))
+        return false;
+    printf("sweep %s: the budget of %g %s is spent: no new trials; the %zu "
+           "running finish\n",
+           e->sweep.id, limit, unit, sw_engine__count(e, SW_SLOT_RUNNING));
+    return true;
 }

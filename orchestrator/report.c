@@ -375,22 +375,6 @@ static void counts(sw_report *r, const sw_report_data *d)
     }
 }
 
-/* The most spent of `b`'s limits, as a fraction; NaN without one. */
-static double spent(const sw_report *r, const sw_budget *b)
-{
-    double most = NAN,
-           gpu = isnan(r->gpu_seconds_busy) ? 0 : r->gpu_seconds_busy;
-
-    if (b->gpu_hours > 0)
-        most = fmax(isnan(most) ? 0 : most, gpu / 3600 / b->gpu_hours);
-    if (b->trial_hours > 0)
-        most = fmax(isnan(most) ? 0 : most,
-                    r->trial_seconds / 3600 / b->trial_hours);
-    if (b->hours > 0)
-        most = fmax(isnan(most) ? 0 : most, r->wall_seconds / 3600 / b->hours);
-    return most;
-}
-
 void sw_report_compute(sw_report *r, const sw_report_data *d)
 {
     by_run ix;
@@ -404,7 +388,9 @@ void sw_report_compute(sw_report *r, const sw_report_data *d)
     best(r, d);
     index_dispose(&ix);
     r->mean_gpu_utilization = d->util;
-    r->budget_spent = spent(r, &d->budget);
+    r->budget_spent = sw_budget_spent(
+        &d->budget, isnan(r->gpu_seconds_busy) ? 0 : r->gpu_seconds_busy,
+        r->trial_seconds, r->wall_seconds, NULL, NULL);
     r->cost = r->cost_per_finished_run = NAN;
     if (d->price >= 0) {
         r->cost = r->gpu_seconds_capacity / 3600.0 * d->price;
@@ -542,20 +528,8 @@ void sw_report_write_text(sw_buf *b, const sw_report_data *d,
         row(b, "cost per finished run", r->cost_per_finished_run, " USD");
     }
     if (!isnan(r->budget_spent)) {
-        const sw_budget *bu = &d->budget;
-        const char *sep = "";
-
         sw_buf_printf(b, "  %-30s ", "budget");
-        if (bu->gpu_hours > 0) {
-            sw_buf_printf(b, "%g GPU-hours", bu->gpu_hours);
-            sep = ", ";
-        }
-        if (bu->trial_hours > 0) {
-            sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours);
-            sep = ", ";
-        }
-        if (bu->hours > 0)
-            sw_buf_printf(b, "%s%g hours", sep, bu->hours);
+        sw_budget_describe(b, &d->budget);
         sw_buf_printf(b, ": %.1f %% spent\n", r->budget_spent * 100);
     }
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sweeps/buf.h"
 #include "sweeps/diag.h"
 #include "sweeps/value.h"
 
@@ -123,6 +124,17 @@ typedef struct {
     double trial_hours; /* attempts' durations */
     double hours;       /* wall time since the sweep's first attempt */
 } sw_budget;
+
+/* The most spent of the budget's limits, as a fraction of that limit
+ * (1 or more: it is spent), given GPU-seconds, trial-seconds and
+ * seconds of wall time spent; *unit and *limit (each may be NULL) say
+ * which limit that is ("GPU-hours", 1000). NaN, *unit NULL, without a
+ * budget. */
+double sw_budget_spent(const sw_budget *b, double gpu_s, double trial_s,
+                       double wall_s, const char **unit, double *limit);
+/* Appends the limits, as "1000 GPU-hours, 48 hours" (nothing without
+ * any). */
+void sw_budget_describe(sw_buf *out, const sw_budget *b);
 
 typedef struct {
     char *file;    /* the file it was loaded from */

@@ -2,6 +2,7 @@
  * describe.c - a person's view of a search space: each parameter, its
  * kind and range, and how many trials the search can give.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,22 +73,11 @@ static void describe_param(sw_buf *b, const sw_param *p, int width)
 /* `budget:`, as one line: "budget: 1000 GPU-hours, 48 hours". */
 static void describe_budget(sw_buf *b, const sw_budget *bu)
 {
-    const char *sep = "budget: ";
-
-    if (bu->gpu_hours > 0) {
-        sw_buf_printf(b, "%s%g GPU-hours", sep, bu->gpu_hours);
-        sep = ", ";
-    }
-    if (bu->trial_hours > 0) {
-        sw_buf_printf(b, "%s%g trial-hours", sep, bu->trial_hours);
-        sep = ", ";
-    }
-    if (bu->hours > 0) {
-        sw_buf_printf(b, "%s%g hours", sep, bu->hours);
-        sep = ", ";
-    }
-    if (*sep == ',')
-        sw_buf_puts(b, " (then no new trials)\n");
+    if (isnan(sw_budget_spent(bu, 0, 0, 0, NULL, NULL)))
+        return;
+    sw_buf_puts(b, "budget: ");
+    sw_budget_describe(b, bu);
+    sw_buf_puts(b, " (then no new trials)\n");
 }
 
 static void describe_size(sw_buf *b, const sw_spec *spec)
