@@ -64,40 +64,29 @@ static void frac_dispose(fractions *f)
     free(f->frac);
 }
 
-/* The inventory declared for the sweep (`--gpus`, else the file's
- * `gpus:`), into *inv; false when there is none. */
-static bool declared(const sw_sweep_rec *s, sw_gpu_inventory *inv)
+/* The sweep's file as recorded, read again; NULL when it no longer
+ * reads. */
+static sw_spec *spec_of(const sw_sweep_rec *s)
 {
-    sw_spec *spec = NULL;
+    sw_spec *spec = NULL; /* stays NULL on failure */
     sw_diags diags;
-    const char *text = s->gpus;
-    bool ok;
 
     sw_diags_init(&diags, s->file);
-    if (!text && sw_spec_parse(&spec, s->file, s->config, strlen(s->config),
-                               &diags) == SW_OK)
-        text = spec->gpus;
-    ok = text && sw_gpus_declare(inv, text) == SW_OK && inv->n_devices > 0;
-    sw_spec_free(spec);
+    if (s->config)
+        (void)sw_spec_parse(&spec, s->file, s->config, strlen(s->config),
+                            &diags);
     sw_diags_dispose(&diags);
-    return ok;
+    return spec;
 }
 
-/* The sweep file's `budget:` (zeros: none, or a file that no longer
- * reads). */
-static sw_budget budget_of(const sw_sweep_rec *s)
+/* The inventory declared for the sweep (`--gpus`, else the file's
+ * `gpus:`), into *inv; false when there is none. */
+static bool declared(const sw_sweep_rec *s, const sw_spec *spec,
+                     sw_gpu_inventory *inv)
 {
-    sw_budget b = {0, 0, 0};
-    sw_spec *spec = NULL;
-    sw_diags diags;
+    const char *text = s->gpus ? s->gpus : spec ? spec->gpus : NULL;
 
-    sw_diags_init(&diags, s->file);
-    if (s->config && sw_spec_parse(&spec, s->file, s->config, strlen(s->config),
-                                   &diags) == SW_OK)
-        b = spec->budget;
-    sw_spec_free(spec);
-    sw_diags_dispose(&diags);
-    return b;
+    return text && sw_gpus_declare(inv, text) == SW_OK && inv->n_devices > 0;
 }
 
 static double declared_gpus(const sw_gpu_inventory *inv, fractions *f)
@@ -322,8 +311,8 @@ static int add_sampled(void *ctx, const char *device, bool mig)
     return 0;
 }
 
-static int load_rows(sw_store *st, const sw_sweep_rec *s, double now,
-                     sw_report_data *d)
+static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
+                     double now, sw_report_data *d)
 {
     sw_attempt_rec *rows = NULL;
     sw_run_rec *runs = NULL;
@@ -336,7 +325,7 @@ static int load_rows(sw_store *st, const sw_sweep_rec *s, double now,
     int error;
 
     sw_gpus_init(&inv);
-    decl = declared(s, &inv);
+    decl = declared(s, spec, &inv);
     d->gpus = decl ? declared_gpus(&inv, &f) : -1;
     error = sw_store_list_runs(st, s->id, &runs, &n);
     if (!error)
@@ -372,6 +361,7 @@ int sw_report_load(sw_store *st, const char *key, double price, double now,
                    sw_report_data *out)
 {
     sw_sweep_rec s;
+    sw_spec *spec = NULL;
     int error;
 
     memset(out, 0, sizeof(*out));
@@ -383,12 +373,15 @@ int sw_report_load(sw_store *st, const char *key, double price, double now,
     if (error == SW_ENOTFOUND && !key)
         error = sw_error_set(SW_ENOTFOUND, "the store has no sweep yet");
     if (!error) {
-        out->budget = budget_of(&s);
+        spec = spec_of(&s);
+        if (spec)
+            out->budget = spec->budget;
         out->sweep_id = sw_strdup(s.id);
         out->metric = s.metric ? sw_strdup(s.metric) : NULL;
         out->maximize = s.goal && strcmp(s.goal, "maximize") == 0;
-        error = load_rows(st, &s, now, out);
+        error = load_rows(st, &s, spec, now, out);
     }
+    sw_spec_free(spec);
     sw_sweep_rec_dispose(&s);
     if (error)
         sw_report_data_dispose(out);
