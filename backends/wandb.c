@@ -505,22 +505,6 @@ static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
     return error;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    sw_buf b = SW_BUF_INIT;
-    char chunk[65536];
-    size_t n;
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    *len = b.len;
-    return sw_buf_detach(&b);
-}
-
 /* wandb-metadata.json, as W&B's clients write it: what its Overview
  * shows (program, arguments, host, start, git remote and commit). */
 static char *metadata(const sw_wandb_run *run)
@@ -579,7 +563,7 @@ static int files_owed(const sw_wandb_run *run, const sw_wandb_mark *mark,
     }
     if (run->patch && !mark->patch) {
         up[*n].name = "diff.patch";
-        if (!(up[*n].bytes = slurp(run->patch, &up[*n].len)))
+        if (!(up[*n].bytes = sw_buf_read_file(run->patch, &up[*n].len)))
             return sw_error_set(SW_EIO, "run %s: cannot read %s", run->id,
                                 run->patch);
         (*n)++;

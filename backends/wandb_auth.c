@@ -88,22 +88,6 @@ static char *netrc_password(const char *text, const char *host, bool dflt)
     return found;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    sw_buf b = SW_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    memset(chunk, 0, sizeof(chunk));
-    return sw_buf_detach(&b);
-}
-
 static char *netrc_key(const char *base_url)
 {
     const char *env = getenv("NETRC"), *home = getenv("HOME");
@@ -115,7 +99,7 @@ static char *netrc_key(const char *base_url)
         path = sw_aprintf("%s/.netrc", home);
     else
         return NULL;
-    text = read_file(path);
+    text = sw_buf_read_file(path, NULL);
     free(path);
     if (!text)
         return NULL;

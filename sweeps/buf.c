@@ -67,3 +67,27 @@ char *sw_buf_detach(sw_buf *b)
     sw_buf_init(b);
     return p;
 }
+
+char *sw_buf_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    sw_buf b = SW_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    int failed;
+
+    if (!f)
+        return NULL;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        sw_buf_put(&b, chunk, n);
+    failed = ferror(f);
+    fclose(f);
+    memset(chunk, 0, sizeof(chunk));
+    if (failed) {
+        sw_buf_dispose(&b);
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return sw_buf_detach(&b);
+}

@@ -30,5 +30,9 @@ void sw_buf_printf(sw_buf *b, const char *fmt, ...) SW_PRINTF(2, 3);
 const char *sw_buf_cstr(const sw_buf *b);
 /* Returns the contents (never NULL) and empties the buffer. */
 char *sw_buf_detach(sw_buf *b);
+/* The whole file at `path`, NUL-terminated, its length in *len (may be
+ * NULL); NULL when it cannot be opened or read. The stack buffer it was
+ * read through is wiped: the file may be a secret (a netrc). */
+char *sw_buf_read_file(const char *path, size_t *len);
 
 #endif

@@ -123,21 +123,6 @@ static int run(const char *const *argv, const char *out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    sw_buf b = SW_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    return sw_buf_detach(&b);
-}
-
 static pid_t start_fake(const char *port_file, int *port)
 {
     const char *argv[] = {
@@ -150,7 +135,7 @@ static pid_t start_fake(const char *port_file, int *port)
     if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ))
         die("cannot start the fake server");
     fake_pid = pid;
-    for (int i = 0; i < 1000 && !(text = slurp(port_file)); i++)
+    for (int i = 0; i < 1000 && !(text = sw_test_slurp(port_file, NULL)); i++)
         nanosleep(&ts, NULL);
     if (!text)
         die("the fake server did not start");

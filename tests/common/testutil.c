@@ -14,19 +14,7 @@
 
 char *sw_test_slurp(const char *path, size_t *len)
 {
-    sw_buf b = SW_BUF_INIT;
-    char chunk[8192];
-    size_t n;
-    FILE *f = fopen(path, "rb");
-
-    if (!f)
-        return NULL;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
-    fclose(f);
-    if (len)
-        *len = b.len;
-    return sw_buf_detach(&b);
+    return sw_buf_read_file(path, len);
 }
 
 void sw_test_rm_tree(const char *path)
