@@ -212,32 +212,43 @@ static int most_at_once(const span *s, size_t n)
  * than 4 at once, each with one of the node's devices, never the
  * submitter's CUDA_VISIBLE_DEVICES; the same for gpus: 0.75, as GPU
  * shards. */
+/* Runs 8 trials of `gpus` GPUs each on the cluster (after the last
+ * sweep's home is cleared): never more than its 4 GPUs' worth at once,
+ * each on one of the node's devices, each attempt recorded as holding
+ * `gpus` (sweep report, budget:). */
+static void eight_on_the_node(sw_h *h, const char *gpus)
+{
+    char *file = gpu_sweep(h, gpus, "1,2,3,4,5,6,7,8"), *sql;
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    span s[8];
+    size_t i;
+
+    sw_test_rm_tree(h->home);
+    assert_int_equal(sw_h_run(h, run, NULL), 0);
+    assert_int_equal(read_spans(h, s, 8), 8);
+    assert_in_range(most_at_once(s, 8), 2, 4);
+    for (i = 0; i < 8; i++)
+        assert_non_null(strchr("0123", s[i].devices[0]));
+    sql = sw_aprintf("select count(*) from attempts where gpu = %s", gpus);
+    assert_int_equal(sw_h_count(h, sql), 8);
+    free(sql);
+    free(file);
+}
+
 static void test_gpu_requests_are_honoured(void **state)
 {
     sw_h h;
     span s[8];
     char *file;
-    size_t i;
 
     (void)state;
     sw_h_init(&h);
     setenv("CUDA_VISIBLE_DEVICES", "7", 1);
-    file = gpu_sweep(&h, "1", "1,2,3,4,5,6,7,8");
-    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
-    assert_int_equal(sw_h_run(&h, run, NULL), 0);
-    assert_int_equal(read_spans(&h, s, 8), 8);
-    assert_in_range(most_at_once(s, 8), 2, 4);
-    for (i = 0; i < 8; i++)
-        assert_non_null(strchr("0123", s[i].devices[0]));
-    /* each attempt held the GPU it asked for (sweep report, budget:) */
-    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
-                                    "gpu = 1"),
-                     8);
-    free(file);
+    eight_on_the_node(&h, "1");
     /* a trial without GPUs sees none, not the submitter's */
     sw_test_rm_tree(h.home);
     file = gpu_sweep(&h, "0", "1,2");
-    run[1] = file;
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
     assert_int_equal(sw_h_run(&h, run, NULL), 0);
     assert_int_equal(read_spans(&h, s, 8), 2);
     assert_string_equal(s[0].devices, "none");
@@ -247,18 +258,7 @@ static void test_gpu_requests_are_honoured(void **state)
     unsetenv("CUDA_VISIBLE_DEVICES");
     free(file);
     /* three quarters of a GPU: 3 of a GPU's 4 shards, one trial a GPU */
-    sw_test_rm_tree(h.home);
-    file = gpu_sweep(&h, "0.75", "1,2,3,4,5,6,7,8");
-    run[1] = file;
-    assert_int_equal(sw_h_run(&h, run, NULL), 0);
-    assert_int_equal(read_spans(&h, s, 8), 8);
-    assert_in_range(most_at_once(s, 8), 2, 4);
-    for (i = 0; i < 8; i++)
-        assert_non_null(strchr("0123", s[i].devices[0]));
-    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
-                                    "gpu = 0.75"),
-                     8);
-    free(file);
+    eight_on_the_node(&h, "0.75");
     sw_h_dispose(&h);
 }
 
