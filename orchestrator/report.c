@@ -462,15 +462,14 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
     sw_buf_puts(b, "}\n");
 }
 
-/* A duration for people: "45.2 s", "12.5 min", "3.20 h". */
-static void put_duration(sw_buf *b, double s)
+void sw_report_put_duration(sw_buf *b, double s, bool short_form)
 {
     if (s < 120)
-        sw_buf_printf(b, "%.1f s", s);
+        sw_buf_printf(b, short_form ? "%.3g s" : "%.1f s", s);
     else if (s < 7200)
-        sw_buf_printf(b, "%.1f min", s / 60);
+        sw_buf_printf(b, short_form ? "%.3g min" : "%.1f min", s / 60);
     else
-        sw_buf_printf(b, "%.2f h", s / 3600);
+        sw_buf_printf(b, short_form ? "%.3g h" : "%.2f h", s / 3600);
 }
 
 /* One line: a duration (`unit` NULL) or a number and its unit. */
@@ -480,7 +479,7 @@ static void row(sw_buf *b, const char *what, double v, const char *unit)
     if (isnan(v))
         sw_buf_puts(b, "-");
     else if (!unit)
-        put_duration(b, v);
+        sw_report_put_duration(b, v, false);
     else
         sw_buf_printf(b, "%.4g%s", v, unit);
     sw_buf_putc(b, '\n');
@@ -520,7 +519,7 @@ void sw_report_write_text(sw_buf *b, const sw_report_data *d,
     if (d->metric && !isnan(r->best_value)) {
         sw_buf_printf(b, "  %-30s %.6g (%s), after ", "best value",
                       r->best_value, d->metric);
-        put_duration(b, r->time_to_best_seconds);
+        sw_report_put_duration(b, r->time_to_best_seconds, false);
         sw_buf_putc(b, '\n');
     }
     if (!isnan(r->cost)) {

@@ -106,6 +106,10 @@ int sw_report_load(sw_store *st, const char *key, double price, double now,
 /* The figures as one JSON object (docs/report.md), with the sweep's id. */
 void sw_report_write_json(sw_buf *b, const sw_report_data *d,
                           const sw_report *r);
+/* A duration for people in s, min or h: "45.2 s", "12.5 min", "3.20 h"
+ * for the table; with `short_form`, three digits ("45 s", "3.2 h"), for
+ * the plot's labels. */
+void sw_report_put_duration(sw_buf *b, double s, bool short_form);
 /* The figures as a short table for people. */
 void sw_report_write_text(sw_buf *b, const sw_report_data *d,
                           const sw_report *r);

@@ -149,17 +149,6 @@ static double xat(const axis *ax, double t)
            (ax->span > 0 ? (t - ax->r->start) / ax->span : 0) * (W - LEFT - 20);
 }
 
-/* A duration for an axis: "45 s", "12.5 min", "3.2 h". */
-static void put_duration(sw_buf *b, double s)
-{
-    if (s < 120)
-        sw_buf_printf(b, "%.3g s", s);
-    else if (s < 7200)
-        sw_buf_printf(b, "%.3g min", s / 60);
-    else
-        sw_buf_printf(b, "%.3g h", s / 3600);
-}
-
 static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                      const sw_report_attempt *a, size_t li, double off,
                      double share)
@@ -175,7 +164,7 @@ static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                   x, y, w, h, colour(a->outcome));
     escaped(b, d->runs[a->run].id);
     sw_buf_printf(b, ": %s, ", sw_report_outcome_name(a->outcome));
-    put_duration(b, a->end - a->start);
+    sw_report_put_duration(b, a->end - a->start, true);
     sw_buf_printf(b, ", share %g</title></rect>\n", share);
     if (a->outcome != SW_ATT_FINISHED && a->outcome != SW_ATT_RUNNING &&
         a->outcome != SW_ATT_CANCELED)
@@ -290,7 +279,7 @@ static void draw_axis(sw_buf *b, const axis *ax, double bottom)
                       " stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%.1f\""
                       " font-size=\"11\" text-anchor=\"middle\">",
                       xat(ax, t), xat(ax, t), bottom, xat(ax, t), bottom + 14);
-        put_duration(b, t - ax->r->start);
+        sw_report_put_duration(b, t - ax->r->start, true);
         sw_buf_puts(b, "</text>\n");
     }
 }
@@ -373,7 +362,7 @@ void sw_report_write_svg(sw_buf *b, const sw_report_data *d, const sw_report *r)
                   W, height, W, height);
     escaped(b, d->sweep_id);
     sw_buf_puts(b, ": ");
-    put_duration(b, r->wall_seconds);
+    sw_report_put_duration(b, r->wall_seconds, true);
     sw_buf_printf(b, " wall clock, GPUs: %.3g", r->gpus);
     if (!isnan(r->occupancy))
         sw_buf_printf(b, ", occupancy %.0f%%", r->occupancy * 100);
