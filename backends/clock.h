@@ -3,7 +3,7 @@
  * timeouts, grace periods and back-offs, and wall time for what is
  * recorded. It lives here, below the engine, because an executor may
  * keep one: the simulated cluster (sim.c) runs on a virtual clock that
- * the engine then reads instead of the system's (orchestrator/clock.h).
+ * the engine then reads instead of the system's (orchestrator/engine/clock.h).
  */
 #ifndef SW_BACKENDS_CLOCK_H
 #define SW_BACKENDS_CLOCK_H

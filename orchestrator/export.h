@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "backends/wandb.h"
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 
 typedef struct {
     const char *sweep;       /* id, unique id prefix, or name */

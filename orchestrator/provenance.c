@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "backends/git.h"
-#include "orchestrator/contract.h"
+#include "orchestrator/engine/contract.h"
 #include "sweeps/json.h"
 
 struct sw_provenance {

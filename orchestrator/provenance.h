@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 /* At sweep start (`capture`) or resume: opens the repository of the
  * sweep's program, else of the current folder, into e->prov. With

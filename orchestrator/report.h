@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 #include "sweeps/buf.h"
 #include "sweeps/spec.h"
 

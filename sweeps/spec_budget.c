@@ -2,7 +2,7 @@
  * spec_budget.c - the sweep file's `budget`: how much a sweep may spend
  * before it starts no more trials, in GPU-hours, trial-hours or hours of
  * wall time (docs/sweep-file.md). The engine counts the spending
- * (orchestrator/budget.c).
+ * (orchestrator/engine/budget.c).
  */
 #include <math.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/engine.h"
+#include "orchestrator/engine/engine.h"
 
 int sw_cli_usage(const char *cmd, const char *fmt, ...)
 {

@@ -13,7 +13,7 @@
 
 #include "search/search.h"
 #include "orchestrator/cli/table.h"
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 #include "sweeps/command.h"
 #include "sweeps/json.h"
 #include "sweeps/spec.h"

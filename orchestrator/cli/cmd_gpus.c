@@ -19,7 +19,7 @@
 
 #include "backends/gpu.h"
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/engine.h"
+#include "orchestrator/engine/engine.h"
 #include "orchestrator/packing.h"
 #include "sweeps/json.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/engine.h"
+#include "orchestrator/engine/engine.h"
 
 static const char help[] =
     "usage: sweep plan FILE [-n N] [--seed S] [--json]\n\n"

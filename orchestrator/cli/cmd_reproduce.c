@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/contract.h"
+#include "orchestrator/engine/contract.h"
 #include "orchestrator/reproduce.h"
 
 static const char help[] =

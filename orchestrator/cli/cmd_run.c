@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/engine.h"
+#include "orchestrator/engine/engine.h"
 
 static const char run_help[] =
     "usage: sweep run FILE [--parallel N] [--seed N] [--name NAME] "

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 #include "sweeps/buf.h"
 #include "testutil.h"
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 #define TRIALS 300
 

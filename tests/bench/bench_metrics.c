@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 
 #define REPORTERS 64

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "backends/executor.h"
-#include "orchestrator/clock.h"
+#include "orchestrator/engine/clock.h"
 
 /* What one attempt does. */
 typedef struct {

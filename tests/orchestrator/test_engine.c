@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fake_executor.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "testutil.h"
 
 typedef struct {

@@ -24,7 +24,7 @@
 
 #include <sqlite3.h>
 
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 
 typedef struct {
     char dir[64];

@@ -20,10 +20,10 @@
 #include <stdbool.h>
 
 #include "backends/executor.h"
-#include "orchestrator/clock.h"
+#include "orchestrator/engine/clock.h"
 #include "orchestrator/metrics.h"
-#include "orchestrator/engine.h"
-#include "orchestrator/store.h"
+#include "orchestrator/engine/engine.h"
+#include "orchestrator/store/store.h"
 #include "search/search.h"
 
 typedef struct sw_provenance sw_provenance;

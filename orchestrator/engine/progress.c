@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 #define PROGRESS_S 0.25 /* how often a terminal's status line is redrawn */
 

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/contract.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/contract.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 #include "search/stopping.h"
 

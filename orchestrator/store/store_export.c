@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 #define EXPORT_COLS                                                            \
     "target, dest, sweep_id, run_id, remote_id, remote_node, history,"         \

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "backends/gpu.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/packing.h"
 #include "sweeps/json.h"
 

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 /* What the attempt came to, as finish() decided it: the run's state for
  * a stopped, canceled or finished one; else how it ended. */

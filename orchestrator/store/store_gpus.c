@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 static int failed(const sw_store *st, const char *what)
 {

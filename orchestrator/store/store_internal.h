@@ -12,7 +12,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 
 /* How long every connection waits for a lock before "database is locked". */
 #define SW_STORE_BUSY_MS 5000

@@ -3,7 +3,7 @@
  * jump when the wall clock is set; timeouts measured on it are real
  * elapsed time while the machine runs.
  */
-#include "orchestrator/clock.h"
+#include "orchestrator/engine/clock.h"
 
 #include <time.h>
 

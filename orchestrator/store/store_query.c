@@ -17,7 +17,7 @@
  * is bounded by the time limit. A process-wide sqlite3_hard_heap_limit64 would
  * also fail the writer's statements, in the engine, so it is not used.
  */
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 
 #include <ctype.h>
 #include <sqlite3.h>
@@ -27,7 +27,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 #define BLOB_HEX_MAX 32     /* longer blobs are shown as "<blob N bytes>" */
 #define PROGRESS_STEPS 1000 /* VM steps between checks of the deadline */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 
 typedef struct {

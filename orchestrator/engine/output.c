@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics.h"
 
 #define READ_MAX (1 << 20)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "sweeps/json.h"
 
 /* The run as the search knows it: its index and parameters. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 static int bind_time(sqlite3_stmt *s, int i, double t)
 {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 static bool has_budget(const sw_engine *e)
 {

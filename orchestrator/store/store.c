@@ -14,7 +14,7 @@
  * The schema and its migrations are in store_schema.c; the read-only
  * query guard (sw_store_query) is in store_query.c.
  */
-#include "orchestrator/store.h"
+#include "orchestrator/store/store.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -25,7 +25,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \

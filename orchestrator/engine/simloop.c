@@ -26,7 +26,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/engine_internal.h"
 
 #define WORKERS 2
 #define MAX_IDLE_PUMPS 100000 /* in a row at one instant: a stall */

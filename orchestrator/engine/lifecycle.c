@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "orchestrator/contract.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/contract.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/provenance.h"
 #include "sweeps/command.h"
 #include "sweeps/json.h"

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "orchestrator/store_internal.h"
+#include "orchestrator/store/store_internal.h"
 
 /* The schema, one step per version. A step is never edited once released:
  * changes go in a new step. Each runs inside the migration transaction. */

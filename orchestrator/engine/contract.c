@@ -5,7 +5,7 @@
  * Everything here is a pure function of its arguments and the sweep home,
  * so `sweep reproduce` shows exactly what `sweep run` gave a trial.
  */
-#include "orchestrator/contract.h"
+#include "orchestrator/engine/contract.h"
 
 #include <errno.h>
 #include <fcntl.h>

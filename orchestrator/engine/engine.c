@@ -13,7 +13,7 @@
  * a metric is recorded exactly once whatever crashes. A run is keyed by
  * its index in the search sequence: resuming never duplicates one.
  */
-#include "orchestrator/engine.h"
+#include "orchestrator/engine/engine.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "backends/executor.h"
-#include "orchestrator/contract.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/contract.h"
+#include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/contract.h"
-#include "orchestrator/engine_internal.h"
+#include "orchestrator/engine/contract.h"
+#include "orchestrator/engine/engine_internal.h"
 
 /* Resume: what to do with each run the store holds that has not ended.
  * A pending run goes on the queue; a running one is handed to the
