@@ -3,11 +3,12 @@
  * for `sweep report`: runs keep only their last attempt, and the GPU
  * time of a failed attempt that was retried is counted from here.
  *
- * Called by finish() (lifecycle.c) once it has decided what the end
- * means for the run, so the outcome follows from the state the run went
- * to, and from how the attempt ended (it could not start; it was lost;
- * it ran out of time). The row is keyed by (run, attempt), so an
- * end recorded twice (a resume that finds it again) is one row.
+ * A consumer of the engine's events: told an attempt's end with the
+ * state change finish() (lifecycle.c) decided for its run, so the
+ * outcome follows from the state the run went to, and from how the
+ * attempt ended (it could not start; it was lost; it ran out of time). The row
+ * is keyed by (run, attempt), so an end recorded twice (a resume that finds it
+ * again) is one row.
  */
 #include <string.h>
 
@@ -15,9 +16,9 @@
 
 /* What the attempt came to, as finish() decided it: the run's state for
  * a stopped, canceled or finished one; else how it ended. */
-static const char *outcome(const sw_slot *s, bool started, bool lost)
+static const char *outcome(const sw_run_rec *r, const sw_attempt_end *end)
 {
-    switch (s->rec.state) {
+    switch (r->state) {
     case SW_RUN_FINISHED:
         return "finished";
     case SW_RUN_STOPPED:
@@ -27,11 +28,11 @@ static const char *outcome(const sw_slot *s, bool started, bool lost)
     default:
         break;
     }
-    if (!started)
+    if (!end->started)
         return "not started";
-    if (s->why && strcmp(s->why, "timeout") == 0)
+    if (end->timeout)
         return "timeout";
-    if (lost)
+    if (end->lost)
         return "lost";
     return "failed";
 }
@@ -42,25 +43,27 @@ void sw_engine__first_step(sw_slot *s, int64_t step)
         s->first_step = step;
 }
 
-int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
-                           bool lost)
+int sw_engine__attempts_event(void *engine, const sw_event *ev)
 {
+    const sw_run_rec *r = ev->run;
+    sw_engine *e = engine;
     sw_attempt_rec a;
 
+    if (ev->kind != SW_EV_RUN || !ev->end)
+        return SW_OK;
     memset(&a, 0, sizeof(a));
-    a.run_id = s->rec.id;
-    a.attempt = s->rec.attempts;
-    a.started_at = s->rec.started_at;
-    a.ended_at = s->rec.ended_at;
-    a.outcome = (char *)outcome(s, started, lost);
-    a.reason = s->rec.reason;
-    a.has_exit = s->rec.has_exit;
-    a.exit_code = s->rec.exit_code;
-    a.signal = s->rec.signal;
-    a.gpus = s->rec.gpus;
-    a.gpu = sw_engine__gpus_held(e, s);
-    a.has_first_step = s->first_step >= 0;
-    a.first_step = s->first_step;
-    sw_engine__budget_count(e, a.started_at, a.ended_at, a.gpu);
+    a.run_id = r->id;
+    a.attempt = r->attempts;
+    a.started_at = r->started_at;
+    a.ended_at = r->ended_at;
+    a.outcome = (char *)outcome(r, ev->end);
+    a.reason = r->reason;
+    a.has_exit = r->has_exit;
+    a.exit_code = r->exit_code;
+    a.signal = r->signal;
+    a.gpus = r->gpus;
+    a.gpu = ev->end->gpu;
+    a.has_first_step = ev->end->first_step >= 0;
+    a.first_step = ev->end->first_step;
     return sw_store_put_attempt(e->st, &a);
 }

@@ -10,7 +10,6 @@
  * --backend sim).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "orchestrator/engine/engine_internal.h"
@@ -26,6 +25,18 @@ static void first_start(sw_engine *e, double t)
         e->spent.first = t;
 }
 
+/* One ended attempt's spending. */
+static void count(sw_engine *e, double started_at, double ended_at, double gpu)
+{
+    double d = ended_at - started_at;
+
+    if (!(started_at > 0) || !(d > 0))
+        return;
+    first_start(e, started_at);
+    e->spent.trial_s += d;
+    e->spent.gpu_s += d * gpu;
+}
+
 int sw_engine__budget_load(sw_engine *e)
 {
     sw_attempt_rec *a = NULL;
@@ -37,23 +48,18 @@ int sw_engine__budget_load(sw_engine *e)
     if ((error = sw_store_list_attempts(e->st, e->sweep.id, &a, &n)))
         return error;
     for (i = 0; i < n; i++)
-        sw_engine__budget_count(e, a[i].started_at, a[i].ended_at, a[i].gpu);
+        count(e, a[i].started_at, a[i].ended_at, a[i].gpu);
     for (i = 0; i < n; i++)
         sw_attempt_rec_dispose(&a[i]);
     free(a);
     return SW_OK;
 }
 
-void sw_engine__budget_count(sw_engine *e, double started_at, double ended_at,
-                             double gpu)
+int sw_engine__budget_event(void *engine, const sw_event *ev)
 {
-    double d = ended_at - started_at;
-
-    if (!(started_at > 0) || !(d > 0))
-        return;
-    first_start(e, started_at);
-    e->spent.trial_s += d;
-    e->spent.gpu_s += d * gpu;
+    if (ev->kind == SW_EV_RUN && ev->end)
+        count(engine, ev->run->started_at, ev->run->ended_at, ev->end->gpu);
+    return SW_OK;
 }
 
 /* What is spent now, ended and running attempts together. */
@@ -67,7 +73,7 @@ static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
     *trial_s = e->spent.trial_s;
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (s->phase != SW_SLOT_RUNNING || !(s->rec.started_at > 0))
+        if (!sw_engine__started(s) || !(s->rec.started_at > 0))
             continue;
         first_start(e, s->rec.started_at);
         d = now - s->rec.started_at;
@@ -90,8 +96,9 @@ bool sw_engine__budget_spent(sw_engine *e)
                           e->spent.first > 0 ? now - e->spent.first : 0, &unit,
                           &limit) >= 1))
         return false;
-    printf("sweep %s: the budget of %g %s is spent: no new trials; the %zu "
-           "running finish\n",
-           e->sweep.id, limit, unit, sw_engine__count(e, SW_SLOT_RUNNING));
+    sw_engine__notice(e, SW_NOTICE_RESULT,
+                      "sweep %s: the budget of %g %s is spent: no new trials; "
+                      "the %zu running finish",
+                      e->sweep.id, limit, unit, sw_engine__count_started(e));
     return true;
 }

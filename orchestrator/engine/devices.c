@@ -153,33 +153,36 @@ static bool asks_for_gpu(const sw_resources *res)
 }
 
 /* Says on stderr why no trial of `path` can ever run; SW_EINVALID. */
-static int refuse(const char *path, const sw_engine_gpus *g, const char *why)
+static int refuse(sw_engine *e, const char *path, const sw_engine_gpus *g,
+                  const char *why)
 {
     if (g->inv.n_devices == 0)
-        fprintf(stderr,
-                "%s: no trial can ever run: trials ask for a GPU "
-                "(resources), and there is none: %s\n",
-                path,
-                g->inv.reason
-                    ? g->inv.reason
-                    : (g->inv.source == SW_GPUS_DECLARED ? "--gpus none"
-                                                         : "none found"));
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "%s: no trial can ever run: trials ask for a GPU "
+                          "(resources), and there is none: %s",
+                          path,
+                          g->inv.reason ? g->inv.reason
+                                        : (g->inv.source == SW_GPUS_DECLARED
+                                               ? "--gpus none"
+                                               : "none found"));
     else
-        fprintf(stderr, "%s: no trial can ever run: %s\n", path, why);
+        sw_engine__notice(e, SW_NOTICE_ERROR, "%s: no trial can ever run: %s",
+                          path, why);
     return SW_EINVALID;
 }
 
 /* The inventory for a sweep of e->spec: `declared` (`--gpus`, or the
  * file's `gpus:`), else NVML's. With no device and no request for one,
  * e->gpus stays NULL and trials are started as they always were. */
-static int read_inventory(sw_engine_gpus *g, const char *declared)
+static int read_inventory(sw_engine *e, sw_engine_gpus *g, const char *declared)
 {
     if (!declared) {
         discover(g);
         return SW_OK;
     }
     if (sw_gpus_declare(&g->inv, declared) != SW_OK) {
-        fprintf(stderr, "sweep: --gpus: %s\n", sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: --gpus: %s",
+                          sw_error_last());
         return SW_EINVALID;
     }
     return SW_OK;
@@ -218,7 +221,7 @@ int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
     sw_gpus_init(&g->inv);
     sw_gpus_init(&g->sample.inv);
     g->res = *res;
-    if ((error = read_inventory(g, declared)) != SW_OK)
+    if ((error = read_inventory(e, g, declared)) != SW_OK)
         goto done;
     gpu = sw_pack_request_make(&g->req, res, 0);
     g->hide = !gpu || (g->inv.source == SW_GPUS_DECLARED &&
@@ -235,7 +238,7 @@ int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
     sw_pack_devices_from(g->devs, &g->inv);
     if (!g->hide &&
         !sw_pack_ever_fits(g->devs, g->inv.n_devices, &g->req, &why)) {
-        error = refuse(path, g, sw_buf_cstr(&why));
+        error = refuse(e, path, g, sw_buf_cstr(&why));
         goto done;
     }
     g->failed_gen = UINT64_MAX; /* the first placing reads NVML */
@@ -267,7 +270,7 @@ static bool declared_slices(const sw_gpu_inventory *inv)
     return false;
 }
 
-void sw_engine__gpus_report(const sw_engine *e)
+void sw_engine__gpus_report(sw_engine *e)
 {
     const sw_engine_gpus *g = e->gpus;
     const sw_gpu_inventory *inv;
@@ -278,8 +281,10 @@ void sw_engine__gpus_report(const sw_engine *e)
         return;
     inv = &g->inv;
     if (g->hide) {
-        printf("sweep %s: trials run on CPU only (CUDA_VISIBLE_DEVICES=)\n",
-               e->sweep.id);
+        sw_engine__notice(e, SW_NOTICE_RESULT,
+                          "sweep %s: trials run on CPU only "
+                          "(CUDA_VISIBLE_DEVICES=)",
+                          e->sweep.id);
         return;
     }
     n = sw_engine__gpus_parallel(e);
@@ -287,18 +292,22 @@ void sw_engine__gpus_report(const sw_engine *e)
            : inv->driver && inv->driver[0]
                ? sw_aprintf("NVML, driver %s", inv->driver)
                : sw_strdup("NVML");
-    printf("sweep %s: %zu GPU device%s (%s), %zu trial%s at once%s\n",
-           e->sweep.id, inv->n_devices, inv->n_devices == 1 ? "" : "s", from, n,
-           n == 1 ? "" : "s",
-           g->res.gpu_memory_auto && !g->learned
-               ? " until gpu_memory: auto learns a trial's memory"
-               : "");
+    sw_engine__notice(e, SW_NOTICE_RESULT,
+                      "sweep %s: %zu GPU device%s (%s), %zu trial%s at once%s",
+                      e->sweep.id, inv->n_devices,
+                      inv->n_devices == 1 ? "" : "s", from, n,
+                      n == 1 ? "" : "s",
+                      g->res.gpu_memory_auto && !g->learned
+                          ? " until gpu_memory: auto learns a trial's memory"
+                          : "");
     if (inv->notes)
-        printf("sweep %s: note: %s\n", e->sweep.id, inv->notes);
+        sw_engine__notice(e, SW_NOTICE_RESULT, "sweep %s: note: %s",
+                          e->sweep.id, inv->notes);
     if (declared_slices(inv))
-        printf("sweep %s: note: declared MIG slices have no UUID: trials on "
-               "them are given their GPU's index\n",
-               e->sweep.id);
+        sw_engine__notice(e, SW_NOTICE_RESULT,
+                          "sweep %s: note: declared MIG slices have no UUID: "
+                          "trials on them are given their GPU's index",
+                          e->sweep.id);
     free(from);
 }
 
@@ -396,8 +405,7 @@ static void relearn(sw_engine *e, uint64_t peak, const char *run_id)
     sw_gpus_put_size(&b, g->learned);
     if (!e->parallel_set)
         sw_buf_printf(&b, ", %lld at once", (long long)e->parallel);
-    if (!e->quiet)
-        fprintf(stderr, "\n%s\n", sw_buf_cstr(&b));
+    sw_engine__notice(e, SW_NOTICE_WARN, "\n%s", sw_buf_cstr(&b));
     sw_buf_dispose(&b);
 }
 
@@ -479,8 +487,8 @@ static bool find_device(const sw_engine_gpus *g, const char *key, size_t *at)
 
 /* The grant that runs.gpus `json` records, on the devices still here;
  * false when it is not one. */
-static bool parse_grant(const sw_engine *e, const char *json,
-                        const char *run_id, sw_pack_grant *out, bool warn)
+static bool parse_grant(sw_engine *e, const char *json, const char *run_id,
+                        sw_pack_grant *out, bool warn)
 {
     const sw_engine_gpus *g = e->gpus;
     sw_value *v = NULL, *devs, *share, *mem;
@@ -503,14 +511,14 @@ static bool parse_grant(const sw_engine *e, const char *json,
         if (devs->u.list.items[i]->type == SW_STR &&
             find_device(g, devs->u.list.items[i]->u.s, &at))
             out->devices[out->n++] = (uint16_t)at;
-        else if (warn && !e->quiet)
-            fprintf(stderr,
-                    "sweep: run %s holds a device sweep no longer sees "
-                    "(%s): not counted\n",
-                    run_id,
-                    devs->u.list.items[i]->type == SW_STR
-                        ? devs->u.list.items[i]->u.s
-                        : "?");
+        else if (warn)
+            sw_engine__notice(e, SW_NOTICE_WARN,
+                              "sweep: run %s holds a device sweep no longer "
+                              "sees (%s): not counted",
+                              run_id,
+                              devs->u.list.items[i]->type == SW_STR
+                                  ? devs->u.list.items[i]->u.s
+                                  : "?");
     }
     sw_value_free(v);
     return true;
@@ -523,8 +531,9 @@ void sw_engine__gpus_adopt(sw_engine *e, sw_slot *s)
     if (!e->gpus || e->gpus->hide || !s->rec.gpus)
         return;
     if (!parse_grant(e, s->rec.gpus, s->rec.id, &grant, true)) {
-        fprintf(stderr, "sweep: run %s: its runs.gpus is unreadable: %s\n",
-                s->rec.id, s->rec.gpus);
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "sweep: run %s: its runs.gpus is unreadable: %s",
+                          s->rec.id, s->rec.gpus);
         return;
     }
     sw_pack_take(e->gpus->devs, &grant);

@@ -86,14 +86,49 @@ static int open_home(sw_engine *e, const char *home)
     return error;
 }
 
+/* The engine's own consumers, once, before any other: the attempts table
+ * and the budget record an attempt's end before anyone is told of it. */
+static void own_consumers(sw_engine *e)
+{
+    size_t n = e->n_consumers;
+
+    if (e->own_consumers)
+        return;
+    e->own_consumers = true;
+    sw_engine__subscribe(e, sw_engine__attempts_event, e);
+    sw_engine__subscribe(e, sw_engine__budget_event, e);
+    sw_engine__subscribe(e, sw_engine__progress_event, e);
+    /* rotate the three to the front */
+    for (size_t k = 0; k < n; k++) {
+        e->consumers[e->n_consumers] = e->consumers[0];
+        memmove(e->consumers, e->consumers + 1,
+                e->n_consumers * sizeof(*e->consumers));
+    }
+}
+
+void sw_engine__init(sw_engine *e)
+{
+    memset(e, 0, sizeof(*e));
+    own_consumers(e);
+}
+
 /* Frees everything the engine holds; no work may be in flight. */
 void sw_engine__dispose(sw_engine *e)
 {
     size_t i;
+    sw_slot *s;
 
-    while (e->n_slots > 0)
-        sw_engine__free_slot(e, e->slots[e->n_slots - 1]);
+    while (e->n_slots > 0) {
+        s = e->slots[e->n_slots - 1];
+        sw_engine__gpus_release(e, s);
+        sw_engine__free_slot(e, s);
+    }
     free(e->slots);
+    if (e->suggested)
+        sw_trial_dispose(&e->suggest.trial);
+    free(e->consumers);
+    free(e->ingested);
+    free(e->touched);
     free(e->captures);
     for (i = 0; i < e->qlen; i++)
         sw_run_rec_dispose(&e->queue[i]);
@@ -275,7 +310,7 @@ static int use_clock(sw_engine *e, const sw_engine_opts *o)
             o->sim_fail_rate >= 0 ? o->sim_fail_rate : e->spec->sim_fail_rate,
             e->sweep.seed);
     if (error)
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
     e->clock = e->clock ? e->clock : vc ? vc : &sw_clock_system;
     return error;
 }
@@ -290,6 +325,7 @@ int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
         (error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
     one_blas_thread();
+    own_consumers(e);
     if ((error = use_clock(e, o)) != SW_OK)
         return error;
     e->quiet = o->quiet;
@@ -384,7 +420,7 @@ static int make_executor(sw_engine *e, const char *name, char *const *recorded,
     error = sw_executor_new_with(&e->ex, name, args);
     free(args);
     if (error == SW_EINVALID)
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
     return error;
 }
 
@@ -415,7 +451,7 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
     if ((error = sw_search_new(&e->search, e->spec, e->sweep.seed))) {
         /* a space the search cannot hold (a grid too large): said before
          * anything is made */
-        fprintf(stderr, "%s\n", sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "%s", sw_error_last());
         return error == SW_EINVALID ? error : SW_EINVALID;
     }
     if ((error = open_home(e, o->home ? o->home : sw_engine_home())))
@@ -429,9 +465,10 @@ int sw_engine__prepare_run(sw_engine *e, const char *path,
     if ((error = lock_sweep(e)) != SW_OK ||
         (error = sw_store_put_sweep(e->st, &e->sweep)) != SW_OK)
         return error;
-    printf("sweep %s: %s, %s, parallel %lld, seed %llu\n", e->sweep.id, path,
-           e->sweep.method, (long long)e->parallel,
-           (unsigned long long)e->sweep.seed);
+    sw_engine__notice(e, SW_NOTICE_RESULT,
+                      "sweep %s: %s, %s, parallel %lld, seed %llu", e->sweep.id,
+                      path, e->sweep.method, (long long)e->parallel,
+                      (unsigned long long)e->sweep.seed);
     sw_engine__gpus_report(e);
     sw_provenance_report(e);
     fflush(stdout);
@@ -443,10 +480,11 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     sw_engine e;
     int error;
 
-    memset(&e, 0, sizeof(e));
+    sw_engine__init(&e);
     /* first, so a sweep whose server cannot listen is never made */
     if ((error = sw_engine__start_server(&e, o->listen)) != SW_OK) {
-        fprintf(stderr, "sweep run: %s\n", sw_error_last());
+        sw_engine__notice(&e, SW_NOTICE_ERROR, "sweep run: %s",
+                          sw_error_last());
         sw_engine__dispose(&e);
         return error;
     }
@@ -454,7 +492,8 @@ int sw_engine_run(const char *path, const sw_engine_opts *o)
     if (!error)
         error = start(&e, o);
     if (error && error != SW_EINVALID && error != e.result) /* else said */
-        fprintf(stderr, "sweep run: %s\n", sw_error_last());
+        sw_engine__notice(&e, SW_NOTICE_ERROR, "sweep run: %s",
+                          sw_error_last());
     stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
     return error;
@@ -499,7 +538,8 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         return error;
     if (strcmp(e->sweep.state, "finished") == 0 &&
         !sw_engine__has_lost_runs(e)) {
-        printf("sweep %s has already finished\n", e->sweep.id);
+        sw_engine__notice(e, SW_NOTICE_RESULT, "sweep %s has already finished",
+                          e->sweep.id);
         *done = true;
         return SW_OK;
     }
@@ -524,8 +564,10 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         e->parallel = (int64_t)sw_engine__gpus_parallel(e);
     e->resuming = true;
     sw_provenance_start(e, false);
-    printf("sweep %s: resuming (%s on %s, parallel %lld)\n", e->sweep.id,
-           e->sweep.method, sw_executor_name(e->ex), (long long)e->parallel);
+    sw_engine__notice(e, SW_NOTICE_RESULT,
+                      "sweep %s: resuming (%s on %s, parallel %lld)",
+                      e->sweep.id, e->sweep.method, sw_executor_name(e->ex),
+                      (long long)e->parallel);
     sw_engine__gpus_report(e);
     fflush(stdout);
     return SW_OK;
@@ -537,12 +579,13 @@ int sw_engine_resume(const char *key, const sw_engine_opts *o)
     bool done;
     int error;
 
-    memset(&e, 0, sizeof(e));
+    sw_engine__init(&e);
     error = sw_engine__prepare_resume(&e, key, o, &done);
     if (!error && !done)
         error = start(&e, o);
     if (error && error != SW_EINVALID && error != e.result) /* else said */
-        fprintf(stderr, "sweep resume: %s\n", sw_error_last());
+        sw_engine__notice(&e, SW_NOTICE_ERROR, "sweep resume: %s",
+                          sw_error_last());
     stopped_by = error == SW_EINTR ? e.signal : 0;
     sw_engine__dispose(&e);
     return error;

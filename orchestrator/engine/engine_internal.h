@@ -21,6 +21,7 @@
 
 #include "backends/executor.h"
 #include "orchestrator/engine/clock.h"
+#include "orchestrator/engine/events.h"
 #include "orchestrator/metrics.h"
 #include "orchestrator/engine/engine.h"
 #include "orchestrator/store/store.h"
@@ -50,24 +51,37 @@ typedef struct {
     void *ctx;
 } sw_engine_host;
 
+/* Where an attempt is, from its git capture to its end: the phases in
+ * the order an attempt goes through them (a canceled one may skip
+ * STOPPING; one that ends leaves from any). */
 typedef enum {
     SW_SLOT_CAPTURE,   /* its folder and code being made ready */
     SW_SLOT_LAUNCHING, /* asked the executor; no answer yet */
-    SW_SLOT_RUNNING,
+    SW_SLOT_RUNNING,   /* started */
+    SW_SLOT_STOPPING,  /* started, and asked to stop (SIGTERM) */
+    SW_SLOT_KILLED,    /* started, and SIGKILLed: only its end is awaited */
 } sw_slot_phase;
+
+/* Why the engine stops an attempt before its end. */
+typedef enum {
+    SW_CANCEL_NONE,
+    SW_CANCEL_TIMEOUT,     /* it ran longer than the sweep's timeout */
+    SW_CANCEL_STOPPED,     /* the stopping rule stopped it */
+    SW_CANCEL_INTERRUPTED, /* Ctrl-C, twice */
+    SW_CANCEL_TARGET,      /* another run reached metric.target */
+} sw_cancel;
 
 /* An attempt the engine is busy with, from its git capture to its end. */
 typedef struct {
     sw_slot_phase phase;
     sw_run_rec rec;
     char *run_dir;
-    double deadline; /* monotonic; 0: no timeout */
-    double force_at; /* monotonic SIGKILL time; 0: not canceling */
-    const char *why; /* why we cancel it ("timeout", ...); NULL: we don't */
-    bool adopted;    /* from an earlier orchestrator */
-    bool fresh;      /* a new trial, not in the store until it launches */
-    bool killed;     /* SIGKILL sent: only its end is awaited */
-    bool proven;     /* reported a metric, or ran PROBATION_S (lifecycle.c) */
+    double deadline;  /* monotonic; 0: no timeout */
+    sw_cancel cancel; /* why the engine stops it; NONE: it does not */
+    double force_at;  /* monotonic SIGKILL time; 0: not canceling */
+    bool adopted;     /* from an earlier orchestrator */
+    bool fresh;       /* a new trial, not in the store until it launches */
+    bool proven;      /* reported a metric, or ran PROBATION_S (lifecycle.c) */
     double launched_at; /* monotonic; when its launch was asked for */
     int out_fd;         /* its stdout.log, open for reading; -1: not yet */
     /* output.c: a line longer than its buffer starts at rec.stdout_offset
@@ -110,6 +124,7 @@ typedef struct {
     sw_slot *slot;
     int error; /* the run's folder could not be made ready */
     char *message;
+    char *warning; /* for a person, said back on the loop's thread */
 } sw_capture_work;
 
 typedef struct {
@@ -201,91 +216,62 @@ struct sw_engine {
     } spent;
     int result;           /* SW_OK, or the error that ended the sweep */
     sw_loop_probe *probe; /* NULL but in a benchmark */
+    struct {              /* events.c: the consumers, in order */
+        sw_event_fn fn;
+        void *ctx;
+    } * consumers;
+    size_t n_consumers, cap_consumers;
+    bool own_consumers; /* engine.c's are subscribed, first */
+    bool suggested;     /* suggest.c: e->suggest.trial is ready to run */
+    struct {            /* ingest.c: values stored, told once committed */
+        const sw_slot *slot;
+        const sw_metric_point *point;
+    } * ingested;
+    size_t n_ingested, cap_ingested;
+    sw_slot **touched; /* ingest.c: the slots those values came to */
+    size_t n_touched, cap_touched;
 };
 
-/* engine.c: a sweep made or found and locked, ready to run. */
-int sw_engine__prepare_run(sw_engine *e, const char *path,
-                           const sw_engine_opts *o);
-int sw_engine__prepare_resume(sw_engine *e, const char *key,
-                              const sw_engine_opts *o, bool *done);
-/* The search, the clock (the system's unless e->clock is set) and the
- * options' settings: what the loop needs beyond the sweep. */
-int sw_engine__setup(sw_engine *e, const sw_engine_opts *o);
-void sw_engine__dispose(sw_engine *e);
+/* The engine's files, from the floor up: each calls only the ones
+ * above it in this list (docs/architecture.md draws it).
+ *
+ * events.c: the one event call. subscribe() adds a consumer after the
+ * others; emit() tells each consumer, in order, and returns the first
+ * failure (it sets the event's sweep and time); notice() is a message
+ * for a person, as an event. */
+void sw_engine__subscribe(sw_engine *e, sw_event_fn fn, void *ctx);
+int sw_engine__emit(sw_engine *e, sw_event *ev);
+void sw_engine__notice(sw_engine *e, sw_notice_level level, const char *fmt,
+                       ...) SW_PRINTF(3, 4);
 
-/* lifecycle.c: the engine's decisions. begin() replays the store when
- * resuming; pump() does all that is due now; next_wake() is when pump()
- * must run again even if nothing happens (0: never); end() records how
- * the sweep ended and returns its result. */
-int sw_engine__begin(sw_engine *e);
-int sw_engine__pump(sw_engine *e);
-double sw_engine__next_wake(sw_engine *e);
-int sw_engine__end(sw_engine *e);
-/* Signal `sig` (SIGINT or SIGTERM) reached `sweep`. */
-void sw_engine__interrupt(sw_engine *e, int sig);
-/* Slow work is back (loop thread): its done() runs at the next pump. */
-void sw_engine__work_done(sw_engine *e, sw_engine_work *w);
-
-/* lifecycle.c, for the engine's other files: whether it launches no
- * more; a store error that ends the sweep (returns it); the slots in a
- * phase; trial `t` as a new run, queued for its capture. */
+/* slots.c: the slot table, the queue, the counts.
+ *   - stopping(): whether it launches no more;
+ *   - new_slot() adds a slot, free_slot() removes it and frees it (its
+ *     devices already given back: sw_engine__gpus_release()); find_slot()
+ *     by run id; count() the slots in a phase; started() whether the
+ *     slot's attempt started, count_started() how many did;
+ *   - enqueue() queues run `r` to be launched (consumes *r, zeroed);
+ *     dequeue() takes the last queued (false: none);
+ *   - deadline() is when run `r`, started at r->started_at (wall), runs
+ *     out of time on the monotonic clock (0: no timeout);
+ *   - tally() counts a run that ended in `state` (`here`: in this
+ *     process, for the first-failures rule); note_value() a run's value
+ *     of the metric (the best; metric.target);
+ *   - fatal() ends the sweep with a store error (rolled back, said once)
+ *     and returns it; its trials keep running, for a resume. */
 bool sw_engine__stopping(const sw_engine *e);
-int sw_engine__fatal(sw_engine *e, int error);
-size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase);
-int sw_engine__new_run(sw_engine *e, const sw_trial *t);
-
-/* suggest.c: asks the search for its next trial on the worker pool;
- * re-reads the search's size (only while no suggestion runs). */
-void sw_engine__suggest(sw_engine *e);
-void sw_engine__read_size(sw_engine *e);
-
-/* progress.c: the status line (redrawn at most every 0.25 s unless
- * `final`), and one plain line for a run that ended. */
-void sw_engine__progress(sw_engine *e, bool final);
-void sw_engine__report_end(sw_engine *e, const sw_slot *s);
-
-/* lifecycle.c, for resume.c */
 sw_slot *sw_engine__new_slot(sw_engine *e);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);
-void sw_engine__enqueue(sw_engine *e, sw_run_rec *r); /* consumes *r */
-void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
-void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
-double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
-
-/* output.c: reads what the trial in `s` wrote since the last call and
- * records its metrics, up to its last complete line; with `at_end` (the
- * attempt has ended), its last line too, newline or not. */
-int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end);
-
-/* resume.c: replays the store's runs of the sweep into the engine;
- * whether a run failed because its last attempt was lost, and whether
- * the sweep has such runs (a finished sweep with some is resumed). */
-int sw_engine__restore(sw_engine *e);
-bool sw_engine__was_lost(const sw_run_rec *r);
-bool sw_engine__has_lost_runs(sw_engine *e);
-
-/* reports.c: the metrics server and the stopping rule.
- *   - start_server() starts the server for `listen` (NULL: 127.0.0.1 on a
- *     free port, or the port the adopted attempts last reported to);
- *   - make_stopper() builds the rule, from the store's history on resume;
- *   - serve() commits every waiting report in one transaction and
- *     answers each;
- *   - observe() shows the rule a new value of the sweep's metric from the
- *     slot's run (as it is stored: a failed commit ends the sweep), and
- *     decide() asks it about that run, and about the others when a line
- *     moved; grant() and revoke() a slot's token. */
-int sw_engine__start_server(sw_engine *e, const char *listen);
-int sw_engine__make_stopper(sw_engine *e);
-int sw_engine__serve(sw_engine *e);
-void sw_engine__observe(sw_engine *e, sw_slot *s, double value);
-void sw_engine__decide(sw_engine *e, sw_slot *s);
-void sw_engine__grant(sw_engine *e, sw_slot *s);
-void sw_engine__revoke(sw_engine *e, sw_slot *s);
-/* The URL the trial in `s` reports to (the caller frees); NULL without a
- * server. */
-char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);
-/* lifecycle.c, for reports.c */
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
+size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase);
+bool sw_engine__started(const sw_slot *s);
+size_t sw_engine__count_started(const sw_engine *e);
+void sw_engine__enqueue(sw_engine *e, sw_run_rec *r);
+bool sw_engine__dequeue(sw_engine *e, sw_run_rec *out);
+double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
+void sw_engine__tally(sw_engine *e, sw_run_state state, bool here);
+void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
+int sw_engine__fatal(sw_engine *e, int error);
 
 /* devices.c: the GPUs trials are packed on (docs/gpus.md).
  *   - gpus_setup() reads the inventory (`declared`, else NVML) for
@@ -307,7 +293,7 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
  *     under an executor that places GPUs itself, resources.gpus. */
 int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path);
 size_t sw_engine__gpus_parallel(const sw_engine *e);
-void sw_engine__gpus_report(const sw_engine *e); /* one line on stdout */
+void sw_engine__gpus_report(sw_engine *e); /* notices: what trials get */
 bool sw_engine__gpus_room(sw_engine *e);
 void sw_engine__gpus_take(sw_engine *e, sw_slot *s);
 void sw_engine__gpus_unreserve(sw_engine *e);
@@ -321,23 +307,112 @@ bool sw_engine__gpus_busy(const sw_engine *e);
 void sw_engine__gpus_free(sw_engine *e);
 double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s);
 
-/* attempts.c: records the attempt of `s` as it ended (after finish()
- * decided what it means for its run); `started` is false for an attempt
- * that could not be started, `lost` true for one the executor lost. */
-int sw_engine__put_attempt(sw_engine *e, const sw_slot *s, bool started,
-                           bool lost);
-/* Notes `step`, of a value the attempt in `s` reported (stored or not),
- * as its first step if it is (-1: a value without a step). */
+/* attempts.c: the attempts table, a consumer: each attempt's end, as
+ * the state change it caused says (attempts_event, subscribed with the
+ * engine as ctx). first_step() notes `step`, of a value the attempt in
+ * `s` reported (stored or not), as its first step if it is (-1: a value
+ * without a step). */
+int sw_engine__attempts_event(void *engine, const sw_event *ev);
 void sw_engine__first_step(sw_slot *s, int64_t step);
 
 /* budget.c: the sweep file's `budget`. budget_load() counts what the
- * store's ended attempts spent (on resume); budget_count() one attempt
- * as it ends; budget_spent() whether any limit is reached, ended and
- * running attempts together (it says so on stdout; ask once). */
+ * store's ended attempts spent (on resume); budget_event, a consumer,
+ * counts each attempt as it ends; budget_spent() whether any limit is
+ * reached, ended and running attempts together (it says so; ask once). */
 int sw_engine__budget_load(sw_engine *e);
-void sw_engine__budget_count(sw_engine *e, double started_at, double ended_at,
-                             double gpu);
+int sw_engine__budget_event(void *engine, const sw_event *ev);
 bool sw_engine__budget_spent(sw_engine *e);
+
+/* progress.c: what a person sees, a consumer: notices on stdout and
+ * stderr, one line per ended attempt (not on a terminal), and the status
+ * line at each tick (redrawn at most every 0.25 s on a terminal; once at
+ * the final one elsewhere). */
+int sw_engine__progress_event(void *engine, const sw_event *ev);
+
+/* rule.c: the stopping rule. make_stopper() builds it, from the store's
+ * history on resume; observe() shows it a new value of the sweep's metric
+ * from the slot's run (as it is stored: a failed commit ends the sweep);
+ * decide() asks it about the run in `s`, once it runs; decide_others()
+ * about every slot when a value moved a line; decide_all() about every
+ * slot (adopted ones it had stopped). */
+int sw_engine__make_stopper(sw_engine *e);
+void sw_engine__observe(sw_engine *e, sw_slot *s, double value);
+void sw_engine__decide(sw_engine *e, sw_slot *s);
+void sw_engine__decide_others(sw_engine *e);
+void sw_engine__decide_all(sw_engine *e);
+
+/* ingest.c: the one way values come in, from stdout and HTTP alike.
+ * ingest() stores the batch's values for the run in `s` (each once),
+ * inside the caller's transaction, keeps the run's latest value of the
+ * metric in the slot (*changed: it moved) and shows it to the rule;
+ * after the commit, ingested() tells each stored value as an event and
+ * asks the rule; after a rollback, forget() drops them. */
+int sw_engine__ingest(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
+                      double now, bool *changed);
+void sw_engine__ingested(sw_engine *e);
+void sw_engine__forget(sw_engine *e);
+
+/* output.c: reads what the trial in `s` wrote since the last call and
+ * records its metrics, up to its last complete line; with `at_end` (the
+ * attempt has ended), its last line too, newline or not. */
+int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end);
+
+/* reports.c: the metrics server.
+ *   - start_server() starts the server for `listen` (NULL: 127.0.0.1 on a
+ *     free port, or the port the adopted attempts last reported to);
+ *   - serve() commits every waiting report in one transaction and
+ *     answers each;
+ *   - grant() and revoke() a slot's token; metrics_url() is where the
+ *     trial in `s` reports (the caller frees; NULL without a server). */
+int sw_engine__start_server(sw_engine *e, const char *listen);
+int sw_engine__serve(sw_engine *e);
+void sw_engine__grant(sw_engine *e, sw_slot *s);
+void sw_engine__revoke(sw_engine *e, sw_slot *s);
+char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);
+
+/* suggest.c: asks the search for its next trial on the worker pool; when
+ * it is back, e->suggested says e->suggest.trial is ready for
+ * lifecycle.c. read_size() re-reads the search's size (only while no
+ * suggestion runs); tell_search() tells it how a run ended (`ended`) or
+ * that it is in flight, held while a suggestion runs. */
+void sw_engine__suggest(sw_engine *e);
+void sw_engine__read_size(sw_engine *e);
+void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
+
+/* resume.c: replays the store's runs of the sweep into the engine;
+ * whether a run failed because its last attempt was lost, and whether
+ * the sweep has such runs (a finished sweep with some is resumed). */
+int sw_engine__restore(sw_engine *e);
+bool sw_engine__was_lost(const sw_run_rec *r);
+bool sw_engine__has_lost_runs(sw_engine *e);
+
+/* lifecycle.c: the engine's decisions. begin() replays the store when
+ * resuming; pump() does all that is due now; next_wake() is when pump()
+ * must run again even if nothing happens (0: never); end() records how
+ * the sweep ended and returns its result. */
+int sw_engine__begin(sw_engine *e);
+int sw_engine__pump(sw_engine *e);
+double sw_engine__next_wake(sw_engine *e);
+int sw_engine__end(sw_engine *e);
+/* Signal `sig` (SIGINT or SIGTERM) reached `sweep`. */
+void sw_engine__interrupt(sw_engine *e, int sig);
+/* Slow work is back (loop thread): its done() runs at the next pump. */
+void sw_engine__work_done(sw_engine *e, sw_engine_work *w);
+
+/* engine.c: a sweep made or found and locked, ready to run. init()
+ * zeroes the engine and subscribes its own consumers (the attempts
+ * table, the budget, what a person sees); setup() does so too when
+ * init() was not called. They always come before any other, so every
+ * other consumer is told of a state change once it is recorded. */
+void sw_engine__init(sw_engine *e);
+int sw_engine__prepare_run(sw_engine *e, const char *path,
+                           const sw_engine_opts *o);
+int sw_engine__prepare_resume(sw_engine *e, const char *key,
+                              const sw_engine_opts *o, bool *done);
+/* The search, the clock (the system's unless e->clock is set) and the
+ * options' settings: what the loop needs beyond the sweep. */
+int sw_engine__setup(sw_engine *e, const sw_engine_opts *o);
+void sw_engine__dispose(sw_engine *e);
 
 /* uvloop.c: runs the engine on a libuv loop until it finishes. */
 int sw_engine__run_uv(sw_engine *e);

@@ -59,115 +59,46 @@ static void set_str(char **dst, const char *src)
     *dst = src ? sw_strdup(src) : NULL;
 }
 
-bool sw_engine__stopping(const sw_engine *e)
+/* Frees the slot `s`, its devices given back. */
+static void drop_slot(sw_engine *e, sw_slot *s)
 {
-    return e->seen_interrupts > 0 || e->target_hit || e->gave_up ||
-           e->result != SW_OK;
-}
-
-/* ---- slots ---------------------------------------------------------- */
-
-sw_slot *sw_engine__new_slot(sw_engine *e)
-{
-    sw_slot *s = sw_calloc(1, sizeof(*s));
-
-    s->out_fd = -1;
-    s->first_step = -1;
-    sw_grow(&e->slots, &e->cap_slots, e->n_slots + 1, sizeof(sw_slot *));
-    e->slots[e->n_slots++] = s;
-    return s;
-}
-
-void sw_engine__free_slot(sw_engine *e, sw_slot *s)
-{
-    size_t i;
-
-    for (i = 0; i < e->n_slots && e->slots[i] != s; i++)
-        ;
-    if (i < e->n_slots)
-        e->slots[i] = e->slots[--e->n_slots];
     sw_engine__gpus_release(e, s);
-    sw_run_rec_dispose(&s->rec);
-    free(s->run_dir);
-    free(s->token);
-    if (s->out_fd >= 0)
-        close(s->out_fd);
-    free(s);
+    sw_engine__free_slot(e, s);
 }
 
-sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
+/* The word a canceled run's reason is stored as. */
+static const char *cancel_word(sw_cancel c)
 {
-    size_t i;
-
-    for (i = 0; key && i < e->n_slots; i++)
-        if (strcmp(e->slots[i]->rec.id, key) == 0)
-            return e->slots[i];
-    return NULL;
+    switch (c) {
+    case SW_CANCEL_TIMEOUT:
+        return "timeout";
+    case SW_CANCEL_STOPPED:
+        return "stopped";
+    case SW_CANCEL_INTERRUPTED:
+        return "interrupted";
+    case SW_CANCEL_TARGET:
+        return "target reached";
+    default:
+        return "?";
+    }
 }
 
-size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase)
+/* The one place a run changes state: the run in `s`, which was in
+ * `from`, is recorded as it is now, then told to the consumers (the
+ * attempts table, the budget, what a person sees, ...); `end` says how
+ * its attempt ended when that made the change. */
+static int commit_state(sw_engine *e, sw_slot *s, sw_run_state from,
+                        const sw_attempt_end *end)
 {
-    size_t i, n = 0;
+    sw_event ev = {.kind = SW_EV_RUN, .run = &s->rec, .from = from, .end = end};
+    int error = s->fresh ? sw_store_put_run(e->st, &s->rec)
+                         : sw_store_update_run(e->st, &s->rec);
 
-    for (i = 0; i < e->n_slots; i++)
-        n += e->slots[i]->phase == phase;
-    return n;
-}
-
-/* Takes ownership of *r (and zeroes it). */
-void sw_engine__enqueue(sw_engine *e, sw_run_rec *r)
-{
-    r->state = SW_RUN_PENDING;
-    sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
-    e->queue[e->qlen++] = *r;
-    memset(r, 0, sizeof(*r));
-}
-
-/* The monotonic time at which run `r`, started at r->started_at (wall),
- * runs out of time; 0 without a timeout. */
-double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
-{
-    if (e->spec->timeout <= 0)
-        return 0;
-    return now_mono(e) + (r->started_at + e->spec->timeout - now_wall(e));
-}
-
-/* A store error ends the sweep: its trials keep running, for a resume. */
-int sw_engine__fatal(sw_engine *e, int error)
-{
-    if (error && !e->result) {
-        sw_store_rollback(e->st);
-        e->result = error;
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    if (!error) {
+        s->fresh = false;
+        error = sw_engine__emit(e, &ev);
     }
     return error;
-}
-
-/* ---- results ------------------------------------------------------ */
-
-static bool better(const sw_engine *e, double v, double than)
-{
-    return e->spec->metric.goal == SW_GOAL_MAXIMIZE ? v > than : v < than;
-}
-
-void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
-{
-    const sw_metric *m = &e->spec->metric;
-
-    if (!r->has_value || isnan(r->value))
-        return;
-    if (!e->has_best || better(e, r->value, e->best)) {
-        e->has_best = true;
-        e->best = r->value;
-        set_str(&e->best_run, r->id);
-    }
-    if (m->has_target && !e->target_hit &&
-        (m->goal == SW_GOAL_MAXIMIZE ? r->value >= m->target
-                                     : r->value <= m->target)) {
-        e->target_hit = true;
-        printf("sweep %s: run %s reached the target %s = %g\n", e->sweep.id,
-               r->id, m->name, m->target);
-    }
 }
 
 /* ---- from a trial to a launched attempt ----------------------------- */
@@ -183,7 +114,7 @@ static void want_capture(sw_engine *e, sw_slot *s)
 /* Makes trial `t` a run and queues its capture; the run is stored when
  * its first attempt is committed, so a sweep that stops meanwhile leaves
  * no run that never ran. */
-int sw_engine__new_run(sw_engine *e, const sw_trial *t)
+static int new_run(sw_engine *e, const sw_trial *t)
 {
     sw_command_opts co = SW_COMMAND_OPTS_INIT;
     sw_buf b = SW_BUF_INIT;
@@ -219,7 +150,7 @@ int sw_engine__new_run(sw_engine *e, const sw_trial *t)
     sw_value_free(list);
     sw_command_free(argv);
     if (error) {
-        sw_engine__free_slot(e, s);
+        drop_slot(e, s);
         return sw_engine__fatal(e, error);
     }
     want_capture(e, s);
@@ -230,9 +161,10 @@ int sw_engine__new_run(sw_engine *e, const sw_trial *t)
  * attempt-N.pid and attempt-N.exit, so the next attempt starts from a
  * folder that holds none (before the next attempt is committed, so a
  * crash in between leaves the store's last attempt as it was). */
-static void archive_attempt(const sw_slot *s)
+static void archive_attempt(sw_capture_work *c)
 {
     static const char *const names[] = {"pid", "exit"};
+    const sw_slot *s = c->slot;
     char *from, *to;
     size_t i;
 
@@ -240,9 +172,9 @@ static void archive_attempt(const sw_slot *s)
         from = sw_aprintf("%s/%s", s->run_dir, names[i]);
         to = sw_aprintf("%s/attempt-%lld.%s", s->run_dir,
                         (long long)s->rec.attempts, names[i]);
-        if (rename(from, to) != 0 && errno != ENOENT)
-            fprintf(stderr, "sweep: cannot rename %s: %s\n", from,
-                    strerror(errno));
+        if (rename(from, to) != 0 && errno != ENOENT && !c->warning)
+            c->warning = sw_aprintf("sweep: cannot rename %s: %s", from,
+                                    strerror(errno));
         free(from);
         free(to);
     }
@@ -324,6 +256,8 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
                           const char *why)
 {
     sw_run_rec *r = &s->rec;
+
+    sw_run_state from = r->state;
     int error;
 
     r->attempts++;
@@ -334,11 +268,8 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     r->signal = 0;
     set_str(&r->job, NULL);
     set_str(&r->reason, NULL);
-    error =
-        s->fresh ? sw_store_put_run(e->st, r) : sw_store_update_run(e->st, r);
-    if (error)
+    if ((error = commit_state(e, s, from, NULL)) != SW_OK)
         return sw_engine__fatal(e, error);
-    s->fresh = false;
     if (prepared == SW_ESTORAGE)
         return storage_failed(e, s, why);
     if (prepared != SW_OK) {
@@ -380,7 +311,7 @@ static void capture_run(sw_engine_work *w)
     sw_capture_work *c = (sw_capture_work *)w;
     sw_slot *s = c->slot;
 
-    archive_attempt(s);
+    archive_attempt(c);
     sw_provenance_run(c->e, &s->rec); /* can't fail */
     c->error = sw_contract_prepare(s->run_dir, s->rec.params);
     if (!c->error)
@@ -396,8 +327,12 @@ static void capture_done(sw_engine *e, sw_engine_work *w)
 
     e->capturing = false;
     c->message = NULL;
+    if (c->warning)
+        sw_engine__notice(e, SW_NOTICE_ERROR, "%s", c->warning);
+    free(c->warning);
+    c->warning = NULL;
     if (sw_engine__stopping(e))
-        sw_engine__free_slot(e, s); /* still pending in the store */
+        drop_slot(e, s); /* still pending in the store */
     else
         launch_attempt(e, s, c->error, why);
     free(why);
@@ -413,11 +348,11 @@ static void next_capture(sw_engine *e)
         memmove(e->captures, e->captures + 1,
                 --e->n_captures * sizeof(sw_slot *));
         if (sw_engine__stopping(e)) {
-            sw_engine__free_slot(e, s);
+            drop_slot(e, s);
             continue;
         }
         e->capture = (sw_capture_work){
-            {capture_run, capture_done, NULL}, e, s, SW_OK, NULL};
+            {capture_run, capture_done, NULL}, e, s, SW_OK, NULL, NULL};
         e->capturing = true;
         e->host.submit(e->host.ctx, &e->capture.work);
     }
@@ -459,14 +394,15 @@ static bool probation_room(sw_engine *e)
 static void fill(sw_engine *e)
 {
     sw_slot *s;
+    sw_run_rec r;
 
     while (!sw_engine__stopping(e) && !e->suggesting &&
            e->n_slots < (size_t)e->parallel &&
            now_mono(e) >= e->backoff_until && probation_room(e) &&
            !(e->search_done && e->qlen == 0) && sw_engine__gpus_room(e)) {
-        if (e->qlen > 0) {
+        if (sw_engine__dequeue(e, &r)) {
             s = sw_engine__new_slot(e);
-            s->rec = e->queue[--e->qlen];
+            s->rec = r;
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
             sw_engine__gpus_take(e, s);
             want_capture(e, s);
@@ -491,12 +427,13 @@ static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
     if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
         return;
     e->gave_up = true;
-    fprintf(stderr,
-            "\nsweep: the first %zu runs all failed (the last: %s; "
-            "see %s/stderr.log): launching no more. Fix the command and "
-            "`sweep resume %s`, or set SWEEP_MAX_INITIAL_FAILURES.\n",
-            e->failed_here, s->rec.reason ? s->rec.reason : "?", s->run_dir,
-            e->sweep.id);
+    sw_engine__notice(e, SW_NOTICE_ERROR,
+                      "\nsweep: the first %zu runs all failed (the last: %s; "
+                      "see %s/stderr.log): launching no more. Fix the "
+                      "command and `sweep resume %s`, or set "
+                      "SWEEP_MAX_INITIAL_FAILURES.",
+                      e->failed_here, s->rec.reason ? s->rec.reason : "?",
+                      s->run_dir, e->sweep.id);
 }
 
 /* Why a failed attempt failed. */
@@ -504,7 +441,7 @@ static void failure_reason(const sw_engine *e, const sw_slot *s,
                            const sw_exit *x, end_kind how, const char *msg,
                            char *out, size_t n)
 {
-    if (s->why)
+    if (s->cancel == SW_CANCEL_TIMEOUT)
         snprintf(out, n, "timeout after %gs", e->spec->timeout);
     else if (how == END_LOST)
         snprintf(out, n, "lost: its supervisor died");
@@ -528,10 +465,10 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
     s->rec.state = s->rec.attempts - s->rec.lost <= e->spec->retries
                        ? SW_RUN_PENDING
                        : SW_RUN_FAILED;
-    e->failed += s->rec.state == SW_RUN_FAILED;
-    e->failed_here += s->rec.state == SW_RUN_FAILED;
+    sw_engine__tally(e, s->rec.state, true);
     if (how == END_START_FAILED) {
-        fprintf(stderr, "sweep: run %s %s\n", s->rec.id, why);
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: run %s %s", s->rec.id,
+                          why);
         e->launch_failures++;
         e->backoff_until =
             now_mono(e) +
@@ -558,8 +495,7 @@ static void lost_attempt(sw_engine *e, sw_slot *s, const char *why)
     s->rec.reason =
         sw_aprintf("lost %lld times: %s", (long long)s->rec.lost, why);
     s->rec.state = SW_RUN_FAILED;
-    e->failed++;
-    e->failed_here++;
+    sw_engine__tally(e, s->rec.state, true);
     give_up_if_all_failed(e, s);
 }
 
@@ -570,7 +506,9 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
                   const char *msg)
 {
     sw_exit none = {false, 0, 0};
-    bool timeout = s->why && strcmp(s->why, "timeout") == 0;
+    bool timeout = s->cancel == SW_CANCEL_TIMEOUT;
+    sw_attempt_end end = {how != END_START_FAILED, how == END_LOST, timeout, 0,
+                          s->first_step};
     int error;
 
     x = x ? x : &none;
@@ -584,38 +522,36 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
         set_str(&s->rec.reason, "stopped early by the stopping rule");
-        e->stopped++;
-    } else if (s->why && !timeout) {
+        sw_engine__tally(e, s->rec.state, true);
+    } else if (s->cancel && !timeout) {
         s->rec.state = SW_RUN_CANCELED;
-        set_str(&s->rec.reason, s->why);
-        e->canceled++;
+        set_str(&s->rec.reason, cancel_word(s->cancel));
+        sw_engine__tally(e, s->rec.state, true);
     } else if (how == END_EXITED && !timeout && x->exited &&
                x->exit_code == 0) {
         s->rec.state = SW_RUN_FINISHED;
         set_str(&s->rec.reason, NULL);
-        e->done++;
+        sw_engine__tally(e, s->rec.state, true);
     } else if (how == END_LOST && !timeout) {
         lost_attempt(e, s, msg);
     } else {
         failed_attempt(e, s, x, how, msg);
     }
-    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK ||
-        (error = sw_engine__put_attempt(e, s, how != END_START_FAILED,
-                                        how == END_LOST)))
+    end.gpu = sw_engine__gpus_held(e, s);
+    if ((error = commit_state(e, s, SW_RUN_RUNNING, &end)) != SW_OK)
         return sw_engine__fatal(e, error);
-    sw_engine__report_end(e, s);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
         s->rec.state == SW_RUN_STOPPED)
         sw_engine__tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
         sw_engine__enqueue(e, &s->rec);
-    sw_engine__free_slot(e, s);
+    drop_slot(e, s);
     return SW_OK;
 }
 
 /* ---- executor events ------------------------------------------------ */
 
-static void cancel(sw_engine *e, sw_slot *s, const char *why, bool force);
+static void cancel(sw_engine *e, sw_slot *s, sw_cancel why, bool force);
 
 static int on_started(sw_engine *e, sw_slot *s, const char *handle)
 {
@@ -629,8 +565,8 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
     }
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
         return sw_engine__fatal(e, error);
-    if (s->why) /* canceled before it started */
-        cancel(e, s, s->why, false);
+    if (s->cancel) /* canceled before it started */
+        cancel(e, s, s->cancel, false);
     return SW_OK;
 }
 
@@ -647,8 +583,9 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
     sw_slot *s = sw_engine__find_slot(e, ev->key);
 
     if (!s) {
-        fprintf(stderr, "sweep: the executor spoke of an unknown job %s\n",
-                ev->key ? ev->key : "(null)");
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "sweep: the executor spoke of an unknown job %s",
+                          ev->key ? ev->key : "(null)");
         return SW_OK;
     }
     switch (ev->kind) {
@@ -663,9 +600,8 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
     case SW_JOB_ENDED:
         return finish(e, s, &ev->exit, END_EXITED, NULL);
     case SW_JOB_LOST:
-        if (!e->quiet)
-            fprintf(stderr, "sweep: run %s: %s\n", s->rec.id,
-                    ev->message ? ev->message : "lost");
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: run %s: %s", s->rec.id,
+                          ev->message ? ev->message : "lost");
         return finish(e, s, NULL, END_LOST, ev->message);
     }
     return SW_OK;
@@ -676,9 +612,9 @@ static void drain_events(sw_engine *e)
     sw_job_event ev;
     int error = sw_executor_process(e->ex, now_mono(e));
 
-    if (error && !e->quiet)
-        fprintf(stderr, "sweep: executor %s: %s\n", sw_executor_name(e->ex),
-                sw_error_last());
+    if (error)
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: executor %s: %s",
+                          sw_executor_name(e->ex), sw_error_last());
     while (sw_executor_next_event(e->ex, &ev) == 1) {
         on_event(e, &ev);
         sw_job_event_dispose(&ev);
@@ -690,22 +626,23 @@ static void drain_events(sw_engine *e)
 /* Asks the attempt in `s` to stop, once; SIGKILL once the grace period
  * has passed, or at once when `force`. A slot not yet launched is
  * canceled when its launch is answered. */
-static void cancel(sw_engine *e, sw_slot *s, const char *why, bool force)
+static void cancel(sw_engine *e, sw_slot *s, sw_cancel why, bool force)
 {
     double now = now_mono(e);
 
-    if (!s->why)
-        s->why = why;
+    if (!s->cancel)
+        s->cancel = why;
     if (!s->force_at)
         s->force_at = now + e->grace;
     force = force || now >= s->force_at;
-    if (s->phase == SW_SLOT_CAPTURE || s->killed)
+    if (s->phase == SW_SLOT_CAPTURE || s->phase == SW_SLOT_KILLED)
         return;
     sw_executor_cancel(e->ex, s->rec.id, force);
-    s->killed = force && s->phase == SW_SLOT_RUNNING;
+    if (sw_engine__started(s))
+        s->phase = force ? SW_SLOT_KILLED : SW_SLOT_STOPPING;
 }
 
-static void cancel_all(sw_engine *e, const char *why, bool force)
+static void cancel_all(sw_engine *e, sw_cancel why, bool force)
 {
     size_t i;
 
@@ -721,14 +658,14 @@ static void enforce_deadlines(sw_engine *e)
 
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (s->phase != SW_SLOT_RUNNING)
+        if (!sw_engine__started(s))
             continue;
-        if (s->deadline && now >= s->deadline && !s->why)
-            cancel(e, s, "timeout", false);
-        else if (s->stop_at && now >= s->stop_at && !s->why)
-            cancel(e, s, "stopped", false);
+        if (s->deadline && now >= s->deadline && !s->cancel)
+            cancel(e, s, SW_CANCEL_TIMEOUT, false);
+        else if (s->stop_at && now >= s->stop_at && !s->cancel)
+            cancel(e, s, SW_CANCEL_STOPPED, false);
         else if (s->force_at && now >= s->force_at)
-            cancel(e, s, s->why, true);
+            cancel(e, s, s->cancel, true);
     }
 }
 
@@ -746,16 +683,17 @@ static void on_interrupts(sw_engine *e)
         return;
     e->seen_interrupts = n;
     if (n == 1) {
-        fprintf(stderr,
-                "\nsweep: stopping: no new trials; waiting for %zu "
-                "running (Ctrl-C again cancels them; `sweep resume %s` "
-                "continues)\n",
-                sw_engine__count(e, SW_SLOT_RUNNING), e->sweep.id);
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "\nsweep: stopping: no new trials; waiting for %zu "
+                          "running (Ctrl-C again cancels them; `sweep resume "
+                          "%s` continues)",
+                          sw_engine__count_started(e), e->sweep.id);
     } else {
-        fprintf(stderr, "\nsweep: canceling %zu running trials\n",
-                sw_engine__count(e, SW_SLOT_RUNNING) +
-                    sw_engine__count(e, SW_SLOT_LAUNCHING));
-        cancel_all(e, "interrupted", n > 2);
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "\nsweep: canceling %zu running trials",
+                          sw_engine__count_started(e) +
+                              sw_engine__count(e, SW_SLOT_LAUNCHING));
+        cancel_all(e, SW_CANCEL_INTERRUPTED, n > 2);
     }
 }
 
@@ -775,8 +713,8 @@ static void checkpoint_done(sw_engine *e, sw_engine_work *w)
     sw_checkpoint_work *c = (sw_checkpoint_work *)w;
 
     e->checkpointing = false;
-    if (c->error && !e->quiet)
-        fprintf(stderr, "sweep: %s\n", c->message);
+    if (c->error)
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: %s", c->message);
     free(c->message);
     free(c->path);
     c->message = c->path = NULL;
@@ -814,6 +752,17 @@ void sw_engine__work_done(sw_engine *e, sw_engine_work *w)
     *p = w;
 }
 
+/* The search's suggestion, back (suggest.c), as a new run. */
+static void take_suggestion(sw_engine *e)
+{
+    if (!e->suggested)
+        return;
+    e->suggested = false;
+    if (!sw_engine__stopping(e))
+        new_run(e, &e->suggest.trial);
+    sw_trial_dispose(&e->suggest.trial);
+}
+
 static void run_finished_work(sw_engine *e)
 {
     sw_engine_work *w;
@@ -834,7 +783,7 @@ static void tail_all(sw_engine *e)
         return;
     e->last_tail = now;
     for (i = 0; i < e->n_slots && !e->result; i++)
-        if (e->slots[i]->phase == SW_SLOT_RUNNING)
+        if (sw_engine__started(e->slots[i]))
             sw_engine__fatal(e, sw_engine__tail(e, e->slots[i], false));
 }
 
@@ -858,22 +807,25 @@ int sw_engine__begin(sw_engine *e)
 /* Does everything that is due now. */
 int sw_engine__pump(sw_engine *e)
 {
+    sw_event tick = {.kind = SW_EV_TICK};
+
     /* reports first: one queued before its attempt ended still finds it */
     sw_engine__serve(e);
     run_finished_work(e);
+    take_suggestion(e);
     if (!e->result) {
         on_interrupts(e);
         drain_events(e);
         tail_all(e);
         enforce_deadlines(e);
         if (e->target_hit && !e->cancel_sent) {
-            cancel_all(e, "target reached", false);
+            cancel_all(e, SW_CANCEL_TARGET, false);
             e->cancel_sent = true;
         }
         sw_engine__gpus_pump(e);
         fill(e);
         next_capture(e);
-        sw_engine__progress(e, false);
+        sw_engine__emit(e, &tick);
     }
     maybe_checkpoint(e);
     e->finished =
@@ -898,11 +850,11 @@ double sw_engine__next_wake(sw_engine *e)
 
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (s->phase != SW_SLOT_RUNNING)
+        if (!sw_engine__started(s))
             continue;
-        consider(&w, s->why ? 0 : s->deadline);
-        consider(&w, s->why ? 0 : s->stop_at);
-        consider(&w, s->killed ? 0 : s->force_at);
+        consider(&w, s->cancel ? 0 : s->deadline);
+        consider(&w, s->cancel ? 0 : s->stop_at);
+        consider(&w, s->phase == SW_SLOT_KILLED ? 0 : s->force_at);
         if (!e->virtual_time)
             consider(&w, e->last_tail + TAIL_S);
         if (!s->proven && e->done == 0 && !sw_engine__stopping(e) &&
@@ -921,9 +873,10 @@ double sw_engine__next_wake(sw_engine *e)
 int sw_engine__end(sw_engine *e)
 {
     bool interrupted = e->seen_interrupts && !e->target_hit;
+    sw_event tick = {.kind = SW_EV_TICK, .final = true};
     int error;
 
-    sw_engine__progress(e, true);
+    sw_engine__emit(e, &tick);
     if (e->result)
         return e->result;
     if (e->gave_up) {

@@ -12,7 +12,6 @@
  * it is scanned again from its start.
  */
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,15 +31,15 @@ static void parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
 
     if (!json)
         return;
-    if (sw_metrics_parse(b, json, n - (size_t)(json - line)) != SW_OK &&
-        !e->quiet)
-        fprintf(stderr, "sweep: run %s: ignored a @metrics line: %s\n",
-                s->rec.id, sw_error_last());
-    if (b->refused > refused && !s->warned_names && !e->quiet)
-        fprintf(stderr,
-                "sweep: run %s: skipped metric names that are not UTF-8 or "
-                "hold control characters\n",
-                s->rec.id);
+    if (sw_metrics_parse(b, json, n - (size_t)(json - line)) != SW_OK)
+        sw_engine__notice(e, SW_NOTICE_WARN,
+                          "sweep: run %s: ignored a @metrics line: %s",
+                          s->rec.id, sw_error_last());
+    if (b->refused > refused && !s->warned_names)
+        sw_engine__notice(e, SW_NOTICE_WARN,
+                          "sweep: run %s: skipped metric names that are not "
+                          "UTF-8 or hold control characters",
+                          s->rec.id);
     s->warned_names = s->warned_names || b->refused > refused;
 }
 
@@ -64,41 +63,28 @@ static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf, size_t len,
  * each dropped @metrics line, and the first of the others. */
 static void warn_long(sw_engine *e, sw_slot *s, int64_t len)
 {
-    if (!e->quiet && (s->long_metrics || !s->warned_long))
-        fprintf(stderr,
-                "sweep: run %s: skipped a %s line of %lld bytes (over %d)\n",
-                s->rec.id, s->long_metrics ? "@metrics" : "log", (long long)len,
-                READ_MAX);
+    if (s->long_metrics || !s->warned_long)
+        sw_engine__notice(
+            e, SW_NOTICE_WARN,
+            "sweep: run %s: skipped a %s line of %lld bytes (over %d)",
+            s->rec.id, s->long_metrics ? "@metrics" : "log", (long long)len,
+            READ_MAX);
     s->warned_long = s->warned_long || !s->long_metrics;
     s->long_scan = 0;
 }
 
 /* Records a batch and the offset it was read up to in one transaction;
  * on failure neither the store nor the slot has moved (but the stopping
- * rule may have seen values: a failed commit ends the sweep). A value
- * of a metric at a step the run already has (sent over HTTP, then spilled
- * to stdout by a client at exit) is not stored again. */
+ * rule may have seen values: a failed commit ends the sweep). */
 static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
                           size_t consumed)
 {
-    double now = sw_clock_wall(e->clock);
-    const char *name = e->spec->metric.name;
-    const sw_metric_point *p;
     sw_run_rec before = s->rec;
-    size_t i;
+    bool changed = false;
     int rc = sw_store_begin(e->st);
 
-    for (i = 0; rc >= 0 && i < b->len; i++) {
-        p = &b->items[i];
-        sw_engine__first_step(s, p->step);
-        rc = sw_store_put_metric_once(e->st, s->rec.id, p->step, p->name,
-                                      p->value, now);
-        if (rc == 1 && name && strcmp(name, p->name) == 0) {
-            s->rec.has_value = true;
-            s->rec.value = p->value;
-            sw_engine__observe(e, s, p->value);
-        }
-    }
+    if (rc >= 0)
+        rc = sw_engine__ingest(e, s, b, sw_clock_wall(e->clock), &changed);
     s->rec.stdout_offset += (int64_t)consumed;
     if (rc >= 0)
         rc = sw_store_update_run(e->st, &s->rec);
@@ -106,11 +92,14 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
         rc = sw_store_commit(e->st);
     if (rc < 0) {
         sw_store_rollback(e->st);
+        sw_engine__forget(e);
         s->rec.stdout_offset = before.stdout_offset;
         s->rec.has_value = before.has_value;
         s->rec.value = before.value;
+        return rc;
     }
-    return rc < 0 ? rc : SW_OK;
+    sw_engine__ingested(e);
+    return SW_OK;
 }
 
 /* The trial's stdout, opened once per slot; false while it has none. */
@@ -187,11 +176,6 @@ int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
             take(e, s, pos, (size_t)len, at_end && pos + len >= st.st_size, &b);
         if (used > 0)
             error = record_metrics(e, s, &b, used);
-        if (b.len && !error) {
-            s->proven = true; /* it got as far as reporting */
-            sw_engine__note_value(e, &s->rec);
-            sw_engine__decide(e, s);
-        }
         sw_metric_batch_dispose(&b);
         if (used == 0 && !s->long_scan)
             break; /* a partial line: wait for the rest */

@@ -1,9 +1,11 @@
 /*
- * progress.c - what a person sees while a sweep runs: on a terminal one
- * status line redrawn in place (finished, running, pending, failed, the
- * runs stopped early, the best value, the time); elsewhere one plain line per
- * ended run, and the status line once at the end. --quiet leaves only that last
- * line.
+ * progress.c - what a person sees while a sweep runs, a consumer of the
+ * engine's events: notices, on stdout or stderr by their level; on a
+ * terminal one status line redrawn in place (finished, running, pending,
+ * failed, the runs stopped early, the best value, the time); elsewhere
+ * one plain line per ended attempt, and the status line once at the
+ * end. --quiet leaves only the notices that are results and errors, and
+ * that last line. The engine's only file that prints.
  */
 #include <stdio.h>
 
@@ -11,17 +13,28 @@
 
 #define PROGRESS_S 0.25 /* how often a terminal's status line is redrawn */
 
-void sw_engine__report_end(sw_engine *e, const sw_slot *s)
+static void report_end(const sw_engine *e, const sw_run_rec *r)
 {
     if (e->quiet || e->tty)
         return;
-    printf("run %s %s", s->rec.id, sw_run_state_name(s->rec.state));
-    if (s->rec.reason)
-        printf(" (%s)", s->rec.reason);
-    if (s->rec.has_value)
-        printf(" %s=%g", e->spec->metric.name, s->rec.value);
+    printf("run %s %s", r->id, sw_run_state_name(r->state));
+    if (r->reason)
+        printf(" (%s)", r->reason);
+    if (r->has_value)
+        printf(" %s=%g", e->spec->metric.name, r->value);
     printf("\n");
     fflush(stdout);
+}
+
+static void notice(const sw_engine *e, sw_notice_level level, const char *text)
+{
+    bool out = level == SW_NOTICE_RESULT || level == SW_NOTICE_INFO;
+
+    if (e->quiet && (level == SW_NOTICE_INFO || level == SW_NOTICE_WARN))
+        return;
+    fprintf(out ? stdout : stderr, "%s\n", text);
+    if (out)
+        fflush(stdout);
 }
 
 static void format_elapsed(char *out, size_t n, double secs)
@@ -54,7 +67,7 @@ static void print_pending(const sw_engine *e)
 }
 
 /* One status line, redrawn in place on a terminal. */
-void sw_engine__progress(sw_engine *e, bool final)
+static void status_line(sw_engine *e, bool final)
 {
     double now = sw_clock_mono(e->clock);
     char elapsed[32];
@@ -65,7 +78,7 @@ void sw_engine__progress(sw_engine *e, bool final)
     e->last_progress = now;
     format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
     printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
-           sw_engine__count(e, SW_SLOT_RUNNING));
+           sw_engine__count_started(e));
     print_pending(e);
     if (e->stopped)
         printf(", %zu stopped early", e->stopped);
@@ -76,4 +89,25 @@ void sw_engine__progress(sw_engine *e, bool final)
         printf(", best %s=%g (%s)", e->spec->metric.name, e->best, e->best_run);
     printf(", %s%s", elapsed, final ? "\n" : "");
     fflush(stdout);
+}
+
+int sw_engine__progress_event(void *engine, const sw_event *ev)
+{
+    sw_engine *e = engine;
+
+    switch (ev->kind) {
+    case SW_EV_RUN:
+        if (ev->end)
+            report_end(e, ev->run);
+        break;
+    case SW_EV_NOTICE:
+        notice(e, ev->level, ev->text);
+        break;
+    case SW_EV_TICK:
+        status_line(e, ev->final);
+        break;
+    default:
+        break;
+    }
+    return SW_OK;
 }

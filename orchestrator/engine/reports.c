@@ -1,22 +1,14 @@
 /*
- * reports.c - live metrics and early stopping: reports from the metrics
- * server committed in groups, and the stopping rule fed every committed
- * value of the sweep's metric, deciding on every report.
+ * reports.c - live metrics over HTTP: the metrics server started for the
+ * sweep, its reports committed in groups through ingest.c, and each
+ * answered with the stopping rule's verdict (rule.c).
  *
  * A report is answered 200 only after its values are committed. All the
  * reports waiting when the loop wakes commit in one transaction (group
  * commit), so that safety costs one commit per wake, not one per report.
- * The rule sees only committed values, in the order they were committed
- * (the metrics table's rowid), so `sweep resume` rebuilds it from the
- * store and goes on deciding exactly as before the crash.
- *
- * Stopping: the answer to the report that crossed the line says
- * {"stop": true}, and so does every later answer. A trial that reports
- * over HTTP has early_terminate.grace seconds to exit on its own; one that
- * only writes @metrics lines cannot be answered and gets SIGTERM at once.
- * Either way its run ends `stopped` (lifecycle.c).
+ * The answer to the report that crossed the rule's line says
+ * {"stop": true}, and so does every later answer.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,78 +16,6 @@
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
-#include "search/stopping.h"
-
-/* ---- the stopping rule ---------------------------------------------- */
-
-static int replay(void *ctx, int64_t idx, double value)
-{
-    sw_stopper_observe(ctx, idx, value);
-    return 0;
-}
-
-int sw_engine__make_stopper(sw_engine *e)
-{
-    const sw_early_terminate *et = &e->spec->early_terminate;
-    int error;
-
-    if (et->rule == SW_STOP_NONE || !e->spec->metric.name || e->stopper)
-        return SW_OK;
-    error = sw_stopper_new(&e->stopper, et,
-                           e->spec->metric.goal == SW_GOAL_MAXIMIZE);
-    if (!error && e->resuming)
-        error = sw_store_metric_history(
-            e->st, e->sweep.id, e->spec->metric.name, replay, e->stopper);
-    e->stop_generation = e->stopper ? sw_stopper_generation(e->stopper) : 0;
-    return error;
-}
-
-/* Asks the rule about the attempt in `s`, once it runs. */
-static void decide(sw_engine *e, sw_slot *s)
-{
-    sw_buf why = SW_BUF_INIT;
-    double grace = e->spec->early_terminate.grace;
-
-    if (!e->stopper || s->stop || s->phase == SW_SLOT_CAPTURE ||
-        !sw_stopper_should_stop(e->stopper, s->rec.idx))
-        return;
-    s->stop = true;
-    /* a trial that only prints cannot be answered: SIGTERM at once */
-    s->stop_at = sw_clock_mono(e->clock) + (s->http ? grace : 0);
-    if (!e->quiet) {
-        sw_stopper_explain(e->stopper, s->rec.idx, &why);
-        printf("sweep %s: run %s stops early: %s\n", e->sweep.id, s->rec.id,
-               sw_buf_cstr(&why));
-    }
-    sw_buf_dispose(&why);
-}
-
-/* Asks about every running attempt when a value may have moved another
- * run's line (a threshold, a median). */
-static void decide_others(sw_engine *e)
-{
-    uint64_t g;
-    size_t i;
-
-    if (!e->stopper ||
-        (g = sw_stopper_generation(e->stopper)) == e->stop_generation)
-        return;
-    e->stop_generation = g;
-    for (i = 0; i < e->n_slots; i++)
-        decide(e, e->slots[i]);
-}
-
-void sw_engine__observe(sw_engine *e, sw_slot *s, double value)
-{
-    if (e->stopper)
-        sw_stopper_observe(e->stopper, s->rec.idx, value);
-}
-
-void sw_engine__decide(sw_engine *e, sw_slot *s)
-{
-    decide(e, s);
-    decide_others(e);
-}
 
 /* ---- the server ----------------------------------------------------- */
 
@@ -153,8 +73,8 @@ static void readopt(sw_engine *e, sw_slot *s)
     sw_engine__grant(e, s);
     url = sw_engine__metrics_url(e, s);
     path = sw_aprintf("%s/metrics_url", s->run_dir);
-    if (sw_contract_write_file(path, url) != SW_OK && !e->quiet)
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+    if (sw_contract_write_file(path, url) != SW_OK)
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: %s", sw_error_last());
     free(path);
     free(url);
 }
@@ -171,9 +91,7 @@ int sw_engine__start_server(sw_engine *e, const char *listen)
         return error;
     for (i = 0; i < e->n_slots; i++)
         readopt(e, e->slots[i]);
-    decide_others(e);
-    for (i = 0; i < e->n_slots; i++)
-        decide(e, e->slots[i]); /* adopted ones the rule had stopped */
+    sw_engine__decide_all(e); /* adopted ones the rule had stopped */
     return SW_OK;
 }
 
@@ -186,33 +104,6 @@ static sw_slot *target(const sw_engine *e, const sw_metrics_report *r)
     sw_slot *s = sw_engine__find_slot(e, sw_metrics_report_run(r));
 
     return s && s->phase != SW_SLOT_CAPTURE && s->token ? s : NULL;
-}
-
-/* Stores one report's values, each once (a report sent again after its
- * answer was lost has the same steps), notes in the slot its run's latest
- * value of the metric, to be stored once for the whole group, and shows
- * the rule each new value of the metric. A failed commit ends the sweep,
- * so the rule never acts on what it saw here uncommitted. */
-static int store_report(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
-                        double now)
-{
-    const char *name = e->spec->metric.name;
-    const sw_metric_point *p;
-    size_t i;
-    int rc = SW_OK;
-
-    for (i = 0; rc >= 0 && i < b->len; i++) {
-        p = &b->items[i];
-        sw_engine__first_step(s, p->step);
-        rc = sw_store_put_metric_once(e->st, s->rec.id, p->step, p->name,
-                                      p->value, now);
-        if (rc != 1 || !name || strcmp(name, p->name) != 0)
-            continue;
-        s->rec.has_value = s->value_changed = true;
-        s->rec.value = p->value;
-        sw_engine__observe(e, s, p->value);
-    }
-    return rc < 0 ? rc : SW_OK;
 }
 
 /* The runs whose value the group changed, each stored once. */
@@ -229,9 +120,10 @@ static int store_values(sw_engine *e)
     return error;
 }
 
-/* One transaction for every report taken. On failure nothing is
- * committed; the slots' values may be ahead of the store, which no longer
- * matters: a store error ends the sweep. */
+/* One transaction for every report taken, each report's values stored
+ * once and its run's latest value of the metric once for the group. On
+ * failure nothing is committed; the slots' values may be ahead of the
+ * store, which no longer matters: a store error ends the sweep. */
 static int commit_reports(sw_engine *e, sw_metrics_report *head)
 {
     double now = sw_clock_wall(e->clock);
@@ -239,34 +131,33 @@ static int commit_reports(sw_engine *e, sw_metrics_report *head)
     sw_slot *s;
     int error = sw_store_begin(e->st);
 
-    for (r = head; !error && r; r = sw_metrics_report_next(r))
-        if ((s = target(e, r)))
-            error = store_report(e, s, sw_metrics_report_batch(r), now);
+    for (r = head; !error && r; r = sw_metrics_report_next(r)) {
+        if (!(s = target(e, r)))
+            continue;
+        s->http = s->proven = true; /* the rule gives it its grace */
+        error = sw_engine__ingest(e, s, sw_metrics_report_batch(r), now,
+                                  &s->value_changed);
+    }
     if (!error)
         error = store_values(e);
     if (!error)
         error = sw_store_commit(e->st);
-    if (error)
+    if (error) {
         sw_store_rollback(e->st);
+        sw_engine__forget(e);
+    }
     return error;
 }
 
-/* After the commit: the rule decides on each report's run, then each
- * report is answered. */
+/* After the commit: its values told, the rule asked about each report's
+ * run, then each report is answered. */
 static void answer_reports(sw_engine *e, sw_metrics_report *head)
 {
     sw_metrics_report *r, *next;
     sw_slot *s;
     char msg[256];
 
-    for (r = head; r; r = sw_metrics_report_next(r)) {
-        if (!(s = target(e, r)))
-            continue;
-        s->http = s->proven = true;
-        sw_engine__note_value(e, &s->rec);
-        decide(e, s);
-    }
-    decide_others(e);
+    sw_engine__ingested(e);
     for (r = head; r; r = next) {
         next = sw_metrics_report_next(r);
         if ((s = target(e, r))) {

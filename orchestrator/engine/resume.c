@@ -7,7 +7,6 @@
  * finished runs twice, and nothing here waits: what the executor finds
  * comes back as events.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,8 +31,9 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     error = sw_executor_adopt(e->ex, r->id, dir, r->job);
     if (error) {
         /* a handle this executor cannot read: run it again */
-        fprintf(stderr, "sweep: run %s cannot be adopted: %s\n", r->id,
-                sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR,
+                          "sweep: run %s cannot be adopted: %s", r->id,
+                          sw_error_last());
         free(dir);
         sw_engine__enqueue(e, r);
         return SW_OK;
@@ -101,10 +101,7 @@ int sw_engine__restore(sw_engine *e)
             interrupted = false;
             rerun++;
         }
-        e->done += r->state == SW_RUN_FINISHED;
-        e->failed += r->state == SW_RUN_FAILED;
-        e->stopped += r->state == SW_RUN_STOPPED;
-        e->canceled += r->state == SW_RUN_CANCELED && !interrupted;
+        sw_engine__tally(e, r->state, false);
         if (r->state == SW_RUN_FINISHED)
             sw_engine__note_value(e, r);
         sw_engine__gpus_recall(e, r);
@@ -117,8 +114,10 @@ int sw_engine__restore(sw_engine *e)
         sw_run_rec_dispose(r);
     }
     free(runs);
-    if (rerun && !e->quiet)
-        printf("sweep %s: %zu interrupted, lost or failed runs go again\n",
-               e->sweep.id, rerun);
+    if (rerun)
+        sw_engine__notice(e, SW_NOTICE_INFO,
+                          "sweep %s: %zu interrupted, lost or failed runs go "
+                          "again",
+                          e->sweep.id, rerun);
     return error;
 }

@@ -32,8 +32,8 @@ static void apply_tell(sw_engine *e, sw_tell *t)
                          : sw_search_pending(e->search, &t->trial);
 
     if (error)
-        fprintf(stderr, "sweep: trial %llu: %s\n",
-                (unsigned long long)t->trial.index, sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: trial %llu: %s",
+                          (unsigned long long)t->trial.index, sw_error_last());
     sw_trial_dispose(&t->trial);
 }
 
@@ -50,7 +50,7 @@ void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
                   ? (r->has_value ? r->value : NAN)
                   : NAN;
     if (trial_of(r, &t.trial) != SW_OK) {
-        fprintf(stderr, "sweep: %s\n", sw_error_last());
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
         sw_trial_dispose(&t.trial);
         return;
     }
@@ -94,8 +94,9 @@ static void suggest_done(sw_engine *e, sw_engine_work *w)
         sw_engine__fatal(
             e, sw_error_set(sg->error, "the search: %s", sg->message));
     else if (!sw_engine__stopping(e))
-        sw_engine__new_run(e, &sg->trial);
-    sw_trial_dispose(&sg->trial);
+        e->suggested = true; /* lifecycle.c makes it a run, and disposes */
+    if (!e->suggested)
+        sw_trial_dispose(&sg->trial);
     free(sg->message);
     sg->message = NULL;
 }

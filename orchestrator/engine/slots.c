@@ -1,0 +1,167 @@
+/*
+ * slots.c - the engine's floor: the slot table (one slot per attempt the
+ * engine is busy with, from its git capture to its end), the queue of
+ * runs waiting to be (re)launched, the counts of ended runs and the best
+ * value, and the one way a store error ends the sweep.
+ *
+ * It is the only code that makes or frees a slot. It calls nothing of
+ * the engine above it (events.c alone), so every other file may use it.
+ * A slot is freed holding no devices: devices.c gives them back first.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "orchestrator/engine/engine_internal.h"
+
+bool sw_engine__stopping(const sw_engine *e)
+{
+    return e->seen_interrupts > 0 || e->target_hit || e->gave_up ||
+           e->result != SW_OK;
+}
+
+/* ---- the slot table ------------------------------------------------- */
+
+sw_slot *sw_engine__new_slot(sw_engine *e)
+{
+    sw_slot *s = sw_calloc(1, sizeof(*s));
+
+    s->out_fd = -1;
+    s->first_step = -1;
+    sw_grow(&e->slots, &e->cap_slots, e->n_slots + 1, sizeof(sw_slot *));
+    e->slots[e->n_slots++] = s;
+    return s;
+}
+
+void sw_engine__free_slot(sw_engine *e, sw_slot *s)
+{
+    size_t i;
+
+    for (i = 0; i < e->n_slots && e->slots[i] != s; i++)
+        ;
+    if (i < e->n_slots)
+        e->slots[i] = e->slots[--e->n_slots];
+    sw_run_rec_dispose(&s->rec);
+    free(s->run_dir);
+    free(s->token);
+    if (s->out_fd >= 0)
+        close(s->out_fd);
+    free(s);
+}
+
+sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
+{
+    size_t i;
+
+    for (i = 0; key && i < e->n_slots; i++)
+        if (strcmp(e->slots[i]->rec.id, key) == 0)
+            return e->slots[i];
+    return NULL;
+}
+
+bool sw_engine__started(const sw_slot *s)
+{
+    return s->phase >= SW_SLOT_RUNNING;
+}
+
+size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < e->n_slots; i++)
+        n += e->slots[i]->phase == phase;
+    return n;
+}
+
+size_t sw_engine__count_started(const sw_engine *e)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < e->n_slots; i++)
+        n += sw_engine__started(e->slots[i]);
+    return n;
+}
+
+/* ---- the queue ------------------------------------------------------ */
+
+void sw_engine__enqueue(sw_engine *e, sw_run_rec *r)
+{
+    r->state = SW_RUN_PENDING;
+    sw_grow(&e->queue, &e->qcap, e->qlen + 1, sizeof(sw_run_rec));
+    e->queue[e->qlen++] = *r;
+    memset(r, 0, sizeof(*r));
+}
+
+bool sw_engine__dequeue(sw_engine *e, sw_run_rec *out)
+{
+    if (e->qlen == 0)
+        return false;
+    *out = e->queue[--e->qlen];
+    return true;
+}
+
+/* ---- times ---------------------------------------------------------- */
+
+double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
+{
+    if (e->spec->timeout <= 0)
+        return 0;
+    return sw_clock_mono(e->clock) +
+           (r->started_at + e->spec->timeout - sw_clock_wall(e->clock));
+}
+
+/* ---- the counts and the best value ---------------------------------- */
+
+void sw_engine__tally(sw_engine *e, sw_run_state state, bool here)
+{
+    e->done += state == SW_RUN_FINISHED;
+    e->failed += state == SW_RUN_FAILED;
+    e->stopped += state == SW_RUN_STOPPED;
+    e->canceled += state == SW_RUN_CANCELED;
+    e->failed_here += here && state == SW_RUN_FAILED;
+}
+
+static bool better(const sw_engine *e, double v, double than)
+{
+    return e->spec->metric.goal == SW_GOAL_MAXIMIZE ? v > than : v < than;
+}
+
+static void set_best_run(sw_engine *e, const char *id)
+{
+    free(e->best_run);
+    e->best_run = sw_strdup(id);
+}
+
+void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
+{
+    const sw_metric *m = &e->spec->metric;
+
+    if (!r->has_value || isnan(r->value))
+        return;
+    if (!e->has_best || better(e, r->value, e->best)) {
+        e->has_best = true;
+        e->best = r->value;
+        set_best_run(e, r->id);
+    }
+    if (m->has_target && !e->target_hit &&
+        (m->goal == SW_GOAL_MAXIMIZE ? r->value >= m->target
+                                     : r->value <= m->target)) {
+        e->target_hit = true;
+        sw_engine__notice(e, SW_NOTICE_RESULT,
+                          "sweep %s: run %s reached the target %s = %g",
+                          e->sweep.id, r->id, m->name, m->target);
+    }
+}
+
+/* ---- the end of a sweep by error ------------------------------------ */
+
+int sw_engine__fatal(sw_engine *e, int error)
+{
+    if (error && !e->result) {
+        sw_store_rollback(e->st);
+        e->result = error;
+        sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
+    }
+    return error;
+}
