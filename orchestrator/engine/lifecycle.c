@@ -870,6 +870,15 @@ double sw_engine__next_wake(sw_engine *e)
     return w;
 }
 
+/* The sweep's state as it ends, recorded, then told. */
+static int set_sweep_state(sw_engine *e, const char *state, double ended_at)
+{
+    sw_event ev = {.kind = SW_EV_SWEEP, .sweep_state = state};
+    int error = sw_store_set_sweep_state(e->st, e->sweep.id, state, ended_at);
+
+    return error ? error : sw_engine__emit(e, &ev);
+}
+
 int sw_engine__end(sw_engine *e)
 {
     bool interrupted = e->seen_interrupts && !e->target_hit;
@@ -880,16 +889,15 @@ int sw_engine__end(sw_engine *e)
     if (e->result)
         return e->result;
     if (e->gave_up) {
-        error = sw_store_set_sweep_state(e->st, e->sweep.id, "failed", 0);
+        error = set_sweep_state(e, "failed", 0);
         return error ? error
                      : sw_error_set(SW_ERROR,
                                     "sweep %s stopped: its first runs all "
                                     "failed",
                                     e->sweep.id);
     }
-    error = sw_store_set_sweep_state(e->st, e->sweep.id,
-                                     interrupted ? "interrupted" : "finished",
-                                     interrupted ? 0 : now_wall(e));
+    error = set_sweep_state(e, interrupted ? "interrupted" : "finished",
+                            interrupted ? 0 : now_wall(e));
     if (!error && interrupted)
         error = sw_error_set(SW_EINTR,
                              "sweep %s interrupted: `sweep resume %s` "

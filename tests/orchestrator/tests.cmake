@@ -15,3 +15,5 @@ sw_test(orchestrator metrics_server sw_engine)
 sw_test(orchestrator packing sw_packing sw_search)
 # `sweep report`'s figures on hand-made rows, and read from a store.
 sw_test(orchestrator report sw_engine)
+# The event call: a consumer of the test's own watches a real sweep.
+sw_test(orchestrator events sw_engine PkgConfig::SQLITE_T)
