@@ -91,33 +91,6 @@ static const char *const stmt_sql[Q_COUNT] = {
                        " WHERE at = last ORDER BY first",
 };
 
-static const char *const state_names[] = {
-    [SW_RUN_PENDING] = "pending",   [SW_RUN_RUNNING] = "running",
-    [SW_RUN_FINISHED] = "finished", [SW_RUN_FAILED] = "failed",
-    [SW_RUN_STOPPED] = "stopped",   [SW_RUN_CANCELED] = "canceled",
-};
-
-#define N_STATES (sizeof(state_names) / sizeof(state_names[0]))
-
-/* "pending", "running", ...; "unknown" for a value outside the enum. */
-const char *sw_run_state_name(sw_run_state s)
-{
-    return (unsigned)s < N_STATES ? state_names[s] : "unknown";
-}
-
-/* Parses a state name as sw_run_state_name writes it; SW_EINVALID if not. */
-int sw_run_state_parse(sw_run_state *out, const char *name)
-{
-    for (size_t i = 0; name && i < N_STATES; i++) {
-        if (strcmp(name, state_names[i]) == 0) {
-            *out = (sw_run_state)i;
-            return SW_OK;
-        }
-    }
-    return sw_error_set(SW_EINVALID, "unknown run state '%s'",
-                        name ? name : "(null)");
-}
-
 /* Frees the strings of `r` and zeroes it; accepts NULL and zeroed structs. */
 void sw_sweep_rec_dispose(sw_sweep_rec *r)
 {

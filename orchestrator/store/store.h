@@ -12,26 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "orchestrator/vocab.h"
 #include "sweeps/value.h"
 
 typedef struct sw_store sw_store;
-
-typedef enum {
-    SW_RUN_PENDING,
-    SW_RUN_RUNNING,
-    SW_RUN_FINISHED,
-    SW_RUN_FAILED,
-    SW_RUN_STOPPED, /* ended early by a stopping rule */
-    SW_RUN_CANCELED,
-} sw_run_state;
-
-/* How many states there are: the size of an array indexed by state. */
-#define SW_RUN_N_STATES (SW_RUN_CANCELED + 1)
-
-/* "pending", "running", ...; never NULL. */
-const char *sw_run_state_name(sw_run_state s);
-/* Parses a state name; SW_EINVALID when unknown. */
-int sw_run_state_parse(sw_run_state *out, const char *name);
 
 /* Opens (creating and migrating when `writer`) the store at `path`. A
  * writer uses WAL mode; a reader is opened read-only and can't write. */
@@ -72,7 +56,7 @@ typedef struct {
     char *method;
     char *metric; /* may be NULL */
     char *goal;   /* "minimize" | "maximize" | NULL */
-    char *state;  /* "running", "finished", "canceled", "failed" */
+    char *state;  /* a word of SW_SWEEP_STATES (vocab.h) */
     char *cwd;    /* where trials start */
     uint64_t seed;
     int64_t parallel;
@@ -240,9 +224,8 @@ typedef struct {
     char *run_id;
     int64_t attempt;             /* 1, 2, ...: runs.attempts then */
     double started_at, ended_at; /* unix seconds */
-    char *outcome; /* "finished", "failed", "timeout", "lost", "stopped",
-                      "canceled", "not started" */
-    char *reason;  /* runs.reason then; NULL: none */
+    char *outcome;               /* a word of SW_OUTCOMES (vocab.h) */
+    char *reason;                /* runs.reason then; NULL: none */
     bool has_exit;
     int exit_code;       /* when has_exit */
     int signal;          /* 0, or the signal that ended it */

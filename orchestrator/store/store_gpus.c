@@ -50,12 +50,15 @@ int sw_store_put_gpu_sample(sw_store *st, const sw_gpu_sample *g)
 int sw_store_gpu_holders(sw_store *st, sw_store_holder_fn fn, void *ctx)
 {
     static const char sql[] =
-        "SELECT id, gpus FROM runs WHERE state = 'running'"
+        "SELECT id, gpus FROM runs WHERE state = ?1"
         " AND gpus IS NOT NULL ORDER BY started_at, rowid";
     sqlite3_stmt *s = NULL;
     int error = SW_OK;
     int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(s, 1, sw_run_state_name(SW_RUN_RUNNING), -1,
+                               SQLITE_STATIC);
     while (rc == SQLITE_OK && error == SW_OK &&
            (rc = sqlite3_step(s)) == SQLITE_ROW) {
         error = fn(ctx, (const char *)sqlite3_column_text(s, 0),
