@@ -2,9 +2,10 @@
  * store_internal.h - what the store's files share: the store's state
  * and its lock timeout. store.c is the system of record (open, sweeps, runs,
  * metrics); store_schema.c its schema and migrations; store_query.c is the
- * read-only query guard; store_export.c records what exports sent;
- * store_report.c the attempts and what `sweep report` reads. Nothing outside
- * the store includes this header (nor <sqlite3.h>).
+ * read-only query guard; store_rebuild.c rebuilds a table whose CHECK
+ * follows a vocabulary list (vocab.h); store_export.c records what exports
+ * sent; store_report.c the attempts and what `sweep report` reads. Nothing
+ * outside the store includes this header (nor <sqlite3.h>).
  */
 #ifndef SW_STORE_INTERNAL_H
 #define SW_STORE_INTERNAL_H
@@ -73,5 +74,10 @@ int sw_store__exec(const sw_store *st, const char *sql, const char *what);
 /* store_schema.c: brings the file to the current schema (a writer), or
  * checks that it is current (a reader). */
 int sw_store__check_schema(const sw_store *st);
+/* store_rebuild.c: rebuilds `table` with its CHECK (column IN (...))
+ * holding the words of `v`, all else as it was, rows kept. Inside the
+ * migration's transaction, with foreign keys off. */
+int sw_store__rebuild_check(const sw_store *st, const char *table,
+                            const char *column, sw_vocab v);
 
 #endif

@@ -5,12 +5,16 @@
  * newer sweep, or some other program's database, is refused. The meaning
  * of every table and column is in docs/schema.md.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "orchestrator/store/store_internal.h"
 
+static int checks_from_vocab(const sw_store *st);
+
 /* The schema, one step per version. A step is never edited once released:
- * changes go in a new step. Each runs inside the migration transaction. */
+ * changes go in a new step. Each runs inside the migration transaction,
+ * with foreign keys off. */
 static const struct {
     int version;
     const char *sql;
@@ -114,6 +118,17 @@ static const struct {
      * had it already: where a retry resumed from, so the time a failed
      * attempt spent past that point is what was lost (report.c) */
     {11, "ALTER TABLE attempts ADD COLUMN first_step INTEGER;"},
+    /* the CHECKs of runs.state and attempts.outcome made from the lists
+     * of vocab.h (checks_from_vocab(), in C): the same words as versions
+     * 1 and 10 wrote by hand. A word added to a list is one more step
+     * like this one. */
+    {12, NULL},
+};
+
+/* The steps written in C, by version, for what SQL alone cannot say:
+ * run where migrations[] has no SQL, inside the same transaction. */
+static int (*const in_c[])(const sw_store *st) = {
+    [12] = checks_from_vocab,
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -159,10 +174,60 @@ static int check_empty(const sw_store *st)
     return error;
 }
 
+/* The steps that follow a list of vocab.h: each rebuilds the tables whose
+ * CHECK holds the list's words. */
+static int checks_from_vocab(const sw_store *st)
+{
+    int error =
+        sw_store__rebuild_check(st, "runs", "state", SW_VOCAB_RUN_STATES);
+
+    return error ? error
+                 : sw_store__rebuild_check(st, "attempts", "outcome",
+                                           SW_VOCAB_OUTCOMES);
+}
+
+/* Runs migration step i: its SQL, or its function in in_c[]. */
+static int run_step(const sw_store *st, size_t i)
+{
+    int v = migrations[i].version;
+
+    if (migrations[i].sql)
+        return sw_store__exec(st, migrations[i].sql, "migrate");
+    if ((size_t)v < sizeof(in_c) / sizeof(in_c[0]) && in_c[v])
+        return in_c[v](st);
+    return sw_error_set(SW_ERROR,
+                        "store %s: migrate: step %d has no SQL "
+                        "and no function",
+                        st->path, v);
+}
+
+/* SW_OK when no row breaks a foreign key, as PRAGMA foreign_key_check
+ * finds them. */
+static int check_foreign_keys(const sw_store *st)
+{
+    sqlite3_stmt *s = NULL;
+    int rc =
+        sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s, NULL);
+    int error = SW_OK;
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        error = sw_error_set(SW_EINVALID,
+                             "store %s: migrate: a row of %s breaks a "
+                             "foreign key",
+                             st->path, sqlite3_column_text(s, 0));
+    else if (rc != SQLITE_DONE)
+        error = sw_store__fail(st, "migrate: foreign keys");
+    sqlite3_finalize(s);
+    return error;
+}
+
 /* Applies every step above the file's version, in one transaction; the
  * version is read again under the write lock, as another writer may have
- * migrated the file meanwhile. */
-static int migrate(const sw_store *st)
+ * migrated the file meanwhile. With `fk` (foreign keys were on, now off
+ * for the rebuilds) the rows are checked against them before commit. */
+static int migrate_locked(const sw_store *st, bool fk)
 {
     char sql[64];
     int version = 0;
@@ -183,14 +248,35 @@ static int migrate(const sw_store *st)
             continue;
         snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
                  migrations[i].version);
-        if ((error = sw_store__exec(st, migrations[i].sql, "migrate")) < 0 ||
+        if ((error = run_step(st, i)) < 0 ||
             (error = sw_store__exec(st, sql, "migrate")) < 0)
             goto done;
     }
+    if (fk && (error = check_foreign_keys(st)) < 0)
+        goto done;
     error = sw_store__exec(st, "COMMIT", "migrate: commit");
 done:
     if (error < 0)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return error;
+}
+
+/* Migrates with foreign keys off, as a table rebuild needs (dropping a
+ * referenced table would otherwise delete or refuse), and as they were
+ * after. The store never turns them on; a SQLite built to have them on
+ * by default does. They can only be changed outside a transaction. */
+static int migrate(const sw_store *st)
+{
+    int fk = 0;
+    int error = pragma_int(st, "PRAGMA foreign_keys", &fk);
+
+    if (error == SW_OK && fk)
+        error = sw_store__exec(st, "PRAGMA foreign_keys = OFF",
+                               "migrate: foreign keys");
+    if (error == SW_OK)
+        error = migrate_locked(st, fk != 0);
+    if (fk)
+        sqlite3_exec(st->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
     return error;
 }
 
