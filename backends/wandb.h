@@ -106,7 +106,7 @@ typedef struct {
     const char *host;         /* where it ran */
     const char *patch;        /* path of its diff.patch */
     const char *argv;         /* JSON array: its command line */
-    const char *tag;          /* one tag, such as "stopped" */
+    const char *tag;          /* one tag: its run state, as the store has it */
     double started_at;        /* unix seconds: _runtime counts from it */
     bool ended;               /* false: still running, sent as running */
     int exit_code;            /* when ended */

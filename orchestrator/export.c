@@ -413,7 +413,8 @@ static int close_sweep(exporter *x, const sw_sweep_rec *s)
     sw_export_rec rec;
     int error;
 
-    if (strcmp(s->state, "finished") != 0 && strcmp(s->state, "canceled") != 0)
+    if (!sw_sweep_state_is(s->state, SW_SWEEP_FINISHED) &&
+        !sw_sweep_state_is(s->state, SW_SWEEP_CANCELED))
         return SW_OK;
     if ((error = sweep_rec(x, &rec)) == SW_OK &&
         (!rec.state || strcmp(rec.state, "FINISHED") != 0)) {

@@ -16,11 +16,9 @@
 
 const char *sw_report_outcome_name(sw_report_outcome o)
 {
-    static const char *const names[] = {"finished",    "failed",  "timeout",
-                                        "lost",        "stopped", "canceled",
-                                        "not started", "running"};
-
-    return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
+    if ((unsigned)o < SW_N_OUTCOMES)
+        return sw_outcome_name((sw_outcome)o);
+    return o == SW_ATT_RUNNING ? sw_run_state_name(SW_RUN_RUNNING) : "?";
 }
 
 void sw_report_data_dispose(sw_report_data *d)

@@ -18,18 +18,22 @@
 #include "sweeps/buf.h"
 #include "sweeps/spec.h"
 
+/* The attempt outcomes of vocab.h, with the same values, and one that
+ * has not ended. */
 typedef enum {
-    SW_ATT_FINISHED,
-    SW_ATT_FAILED,
-    SW_ATT_TIMEOUT,
-    SW_ATT_LOST,
-    SW_ATT_STOPPED,
-    SW_ATT_CANCELED,
-    SW_ATT_NOT_STARTED,
-    SW_ATT_RUNNING, /* not ended yet: counted up to the report's time */
+    SW_ATT_FINISHED = SW_OUTCOME_FINISHED,
+    SW_ATT_FAILED = SW_OUTCOME_FAILED,
+    SW_ATT_TIMEOUT = SW_OUTCOME_TIMEOUT,
+    SW_ATT_LOST = SW_OUTCOME_LOST,
+    SW_ATT_STOPPED = SW_OUTCOME_STOPPED,
+    SW_ATT_CANCELED = SW_OUTCOME_CANCELED,
+    SW_ATT_NOT_STARTED = SW_OUTCOME_NOT_STARTED,
+    SW_ATT_RUNNING = SW_N_OUTCOMES, /* not ended yet: counted up to the
+                                       report's time */
 } sw_report_outcome;
 
-/* "finished", ..., "not started", "running"; never NULL. */
+/* The outcome's word (sw_outcome_name), or the running run state's for
+ * SW_ATT_RUNNING; never NULL ("?" outside the enum). */
 const char *sw_report_outcome_name(sw_report_outcome o);
 
 typedef struct {

@@ -203,7 +203,7 @@ static sw_report_outcome outcome_of_run(const sw_run_rec *r)
     }
     if (strncmp(why, "timeout", 7) == 0)
         return SW_ATT_TIMEOUT;
-    if (strncmp(why, "lost", 4) == 0)
+    if (sw_reason_is_lost(why))
         return SW_ATT_LOST;
     if (strncmp(why, "cannot start", 12) == 0)
         return SW_ATT_NOT_STARTED;

@@ -43,8 +43,14 @@ static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
 {
-    static const char *const cols[] = {"id",   "name",     "state",   "method",
-                                       "runs", "finished", "stopped", "failed"};
+    const char *const cols[] = {"id",
+                                "name",
+                                "state",
+                                "method",
+                                "runs",
+                                sw_run_state_name(SW_RUN_FINISHED),
+                                sw_run_state_name(SW_RUN_STOPPED),
+                                sw_run_state_name(SW_RUN_FAILED)};
     sw_sweep_rec *s = NULL;
     size_t n = 0, i;
     sw_table t;

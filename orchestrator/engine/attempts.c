@@ -16,25 +16,25 @@
 
 /* What the attempt came to, as finish() decided it: the run's state for
  * a stopped, canceled or finished one; else how it ended. */
-static const char *outcome(const sw_run_rec *r, const sw_attempt_end *end)
+static sw_outcome outcome(const sw_run_rec *r, const sw_attempt_end *end)
 {
     switch (r->state) {
     case SW_RUN_FINISHED:
-        return "finished";
+        return SW_OUTCOME_FINISHED;
     case SW_RUN_STOPPED:
-        return "stopped";
+        return SW_OUTCOME_STOPPED;
     case SW_RUN_CANCELED:
-        return "canceled";
+        return SW_OUTCOME_CANCELED;
     default:
         break;
     }
     if (!end->started)
-        return "not started";
+        return SW_OUTCOME_NOT_STARTED;
     if (end->timeout)
-        return "timeout";
+        return SW_OUTCOME_TIMEOUT;
     if (end->lost)
-        return "lost";
-    return "failed";
+        return SW_OUTCOME_LOST;
+    return SW_OUTCOME_FAILED;
 }
 
 void sw_engine__first_step(sw_slot *s, int64_t step)
@@ -56,7 +56,7 @@ int sw_engine__attempts_event(void *engine, const sw_event *ev)
     a.attempt = r->attempts;
     a.started_at = r->started_at;
     a.ended_at = r->ended_at;
-    a.outcome = (char *)outcome(r, ev->end);
+    a.outcome = (char *)sw_outcome_name(outcome(r, ev->end));
     a.reason = r->reason;
     a.has_exit = r->has_exit;
     a.exit_code = r->exit_code;

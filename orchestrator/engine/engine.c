@@ -373,7 +373,7 @@ static void make_sweep(sw_engine *e, const char *path, const char *text,
                   ? sw_strdup(sp->metric.goal == SW_GOAL_MAXIMIZE ? "maximize"
                                                                   : "minimize")
                   : NULL;
-    s->state = sw_strdup("running");
+    s->state = sw_strdup(sw_sweep_state_name(SW_SWEEP_RUNNING));
     s->cwd = sw_strdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
     s->seed = o->has_seed    ? o->seed
               : sp->has_seed ? sp->seed
@@ -536,7 +536,7 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
         error = lock_sweep(e);
     if (error)
         return error;
-    if (strcmp(e->sweep.state, "finished") == 0 &&
+    if (sw_sweep_state_is(e->sweep.state, SW_SWEEP_FINISHED) &&
         !sw_engine__has_lost_runs(e)) {
         sw_engine__notice(e, SW_NOTICE_RESULT, "sweep %s has already finished",
                           e->sweep.id);

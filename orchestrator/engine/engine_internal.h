@@ -62,15 +62,6 @@ typedef enum {
     SW_SLOT_KILLED,    /* started, and SIGKILLed: only its end is awaited */
 } sw_slot_phase;
 
-/* Why the engine stops an attempt before its end. */
-typedef enum {
-    SW_CANCEL_NONE,
-    SW_CANCEL_TIMEOUT,     /* it ran longer than the sweep's timeout */
-    SW_CANCEL_STOPPED,     /* the stopping rule stopped it */
-    SW_CANCEL_INTERRUPTED, /* Ctrl-C, twice */
-    SW_CANCEL_TARGET,      /* another run reached metric.target */
-} sw_cancel;
-
 /* An attempt the engine is busy with, from its git capture to its end. */
 typedef struct {
     sw_slot_phase phase;

@@ -57,7 +57,7 @@ typedef struct {
     const char *name;
     double value;
     /* SW_EV_SWEEP */
-    const char *sweep_state;
+    sw_sweep_state sweep_state;
     /* SW_EV_NOTICE: one message, without a trailing newline */
     sw_notice_level level;
     const char *text;

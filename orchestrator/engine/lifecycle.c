@@ -66,23 +66,6 @@ static void drop_slot(sw_engine *e, sw_slot *s)
     sw_engine__free_slot(e, s);
 }
 
-/* The word a canceled run's reason is stored as. */
-static const char *cancel_word(sw_cancel c)
-{
-    switch (c) {
-    case SW_CANCEL_TIMEOUT:
-        return "timeout";
-    case SW_CANCEL_STOPPED:
-        return "stopped";
-    case SW_CANCEL_INTERRUPTED:
-        return "interrupted";
-    case SW_CANCEL_TARGET:
-        return "target reached";
-    default:
-        return "?";
-    }
-}
-
 /* The one place a run changes state: the run in `s`, which was in
  * `from`, is recorded as it is now, then told to the consumers (the
  * attempts table, the budget, what a person sees, ...); `end` says how
@@ -521,11 +504,11 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     sw_engine__revoke(e, s);
     if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
-        set_str(&s->rec.reason, "stopped early by the stopping rule");
+        set_str(&s->rec.reason, sw_cancel_name(SW_CANCEL_STOPPED));
         sw_engine__tally(e, s->rec.state, true);
     } else if (s->cancel && !timeout) {
         s->rec.state = SW_RUN_CANCELED;
-        set_str(&s->rec.reason, cancel_word(s->cancel));
+        set_str(&s->rec.reason, sw_cancel_name(s->cancel));
         sw_engine__tally(e, s->rec.state, true);
     } else if (how == END_EXITED && !timeout && x->exited &&
                x->exit_code == 0) {
@@ -871,10 +854,11 @@ double sw_engine__next_wake(sw_engine *e)
 }
 
 /* The sweep's state as it ends, recorded, then told. */
-static int set_sweep_state(sw_engine *e, const char *state, double ended_at)
+static int set_sweep_state(sw_engine *e, sw_sweep_state state, double ended_at)
 {
     sw_event ev = {.kind = SW_EV_SWEEP, .sweep_state = state};
-    int error = sw_store_set_sweep_state(e->st, e->sweep.id, state, ended_at);
+    int error = sw_store_set_sweep_state(e->st, e->sweep.id,
+                                         sw_sweep_state_name(state), ended_at);
 
     return error ? error : sw_engine__emit(e, &ev);
 }
@@ -889,15 +873,16 @@ int sw_engine__end(sw_engine *e)
     if (e->result)
         return e->result;
     if (e->gave_up) {
-        error = set_sweep_state(e, "failed", 0);
+        error = set_sweep_state(e, SW_SWEEP_FAILED, 0);
         return error ? error
                      : sw_error_set(SW_ERROR,
-                                    "sweep %s stopped: its first runs all "
-                                    "failed",
+                                    "sweep %s stopped: its first "
+                                    "runs all failed",
                                     e->sweep.id);
     }
-    error = set_sweep_state(e, interrupted ? "interrupted" : "finished",
-                            interrupted ? 0 : now_wall(e));
+    error = set_sweep_state(
+        e, interrupted ? SW_SWEEP_INTERRUPTED : SW_SWEEP_FINISHED,
+        interrupted ? 0 : now_wall(e));
     if (!error && interrupted)
         error = sw_error_set(SW_EINTR,
                              "sweep %s interrupted: `sweep resume %s` "

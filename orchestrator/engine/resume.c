@@ -54,8 +54,7 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
 /* Whether run `r` ended failed because its last attempt was lost. */
 bool sw_engine__was_lost(const sw_run_rec *r)
 {
-    return r->state == SW_RUN_FAILED && r->reason &&
-           strncmp(r->reason, "lost", 4) == 0;
+    return r->state == SW_RUN_FAILED && sw_reason_is_lost(r->reason);
 }
 
 /* Whether the sweep has runs to finish although it is marked finished:
@@ -82,7 +81,7 @@ int sw_engine__restore(sw_engine *e)
 {
     sw_run_rec *runs = NULL, *r;
     size_t i, n = 0, rerun = 0;
-    bool gave_up = strcmp(e->sweep.state, "failed") == 0;
+    bool gave_up = sw_sweep_state_is(e->sweep.state, SW_SWEEP_FAILED);
     int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
     bool interrupted;
 
@@ -90,8 +89,9 @@ int sw_engine__restore(sw_engine *e)
         r = &runs[i];
         if ((uint64_t)r->idx + 1 > e->next_idx)
             e->next_idx = (uint64_t)r->idx + 1;
-        interrupted = r->state == SW_RUN_CANCELED && r->reason &&
-                      strcmp(r->reason, "interrupted") == 0;
+        interrupted =
+            r->state == SW_RUN_CANCELED && r->reason &&
+            strcmp(r->reason, sw_cancel_name(SW_CANCEL_INTERRUPTED)) == 0;
         /* A sweep that gave up (its first runs all failed) is resumed
          * once its command is fixed: those runs go again; so do runs
          * whose last attempt was lost, whatever the sweep's state. */
