@@ -2,6 +2,8 @@
 # schemas and inject faults by hand.
 pkg_check_modules(SQLITE_T REQUIRED IMPORTED_TARGET sqlite3)
 sw_test(orchestrator store sw_store PkgConfig::SQLITE_T)
+# The run vocabulary, and the store's CHECKs and migration made from it.
+sw_test(orchestrator vocab sw_store PkgConfig::SQLITE_T)
 sw_test(orchestrator provenance sw_engine)
 sw_test(orchestrator metrics sw_engine)
 # The engine's decisions, on a fake executor and a fake clock.
