@@ -158,7 +158,7 @@ int main(void)
     snprintf(home, sizeof(home), "%s/.sweep", dir);
     if (write_sweep(path) != 0 || chdir(dir) != 0)
         return 1;
-    memset(&e, 0, sizeof(e));
+    sw_engine__init(&e);
     memset(&probe, 0, sizeof(probe));
     memset(&idle, 0, sizeof(idle));
     o.home = home;

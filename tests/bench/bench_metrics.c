@@ -411,7 +411,7 @@ static int with_engine(engine_run *x, long long *stored)
     fclose(f);
     if (chdir(dir) != 0)
         return 1;
-    memset(&e, 0, sizeof(e));
+    sw_engine__init(&e);
     o.home = x->home;
     o.quiet = true;
     x->e = &e;
