@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ typedef struct {
     sw_metrics_server *srv;
     pthread_t thread;
     pthread_mutex_t lock;
-    volatile int quit, hold;
+    atomic_int quit, hold; /* set by the test, read by the loop thread */
     double values[64];
     char names[64][32];
     size_t n;
