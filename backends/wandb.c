@@ -284,7 +284,8 @@ static const gql_op create_run_files = {
     " \"diff.patch\", \"uploadUrl\": \"<uploadUrl>\"}]}}"};
 
 /* Posts `q` with `vars` (consumed) and gives the answer's data.FIELD in
- * *out (owned by *root, which the caller deletes). */
+ * *out (owned by *root, which the caller deletes); both NULL when no
+ * answer came. */
 static int graphql(sw_wandb *w, const gql_op *q, cJSON *vars, cJSON **root,
                    cJSON **out)
 {
@@ -305,6 +306,7 @@ static int graphql(sw_wandb *w, const gql_op *q, cJSON *vars, cJSON **root,
     free(text);
     free(url);
     *root = NULL;
+    *out = NULL; /* callers read it whatever the answer */
     if (error < 0)
         goto done;
     *root = cJSON_Parse(w->dry ? q->dry : sw_buf_cstr(&answer));
