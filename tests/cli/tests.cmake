@@ -80,3 +80,11 @@ add_dependencies(test_cli_sim sweep)
 add_test(NAME cli.sim COMMAND test_cli_sim)
 set_tests_properties(cli.sim PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# ThreadSanitizer's stage (the tsan preset) runs these, on a TSan-built
+# sweep: the metrics server's threads against the loop (metrics), and
+# libuv's worker pool beside it with search suggestions (run), git
+# captures (provenance) and NVML readings (gpu_run), and the simulator's
+# pool of its own (sim). The others add no thread these do not.
+set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim
+  APPEND PROPERTY LABELS threads)

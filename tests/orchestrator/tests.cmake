@@ -19,3 +19,9 @@ sw_test(orchestrator packing sw_packing sw_search)
 sw_test(orchestrator report sw_engine)
 # The event call: a consumer of the test's own watches a real sweep.
 sw_test(orchestrator events sw_engine PkgConfig::SQLITE_T)
+
+# ThreadSanitizer's stage (the tsan preset) runs the tests labelled
+# threads: the metrics server's connection threads against a loop thread;
+# a whole sweep in-process (the server, the worker pool, the loop).
+set_property(TEST orchestrator.metrics_server orchestrator.events APPEND
+  PROPERTY LABELS threads)
