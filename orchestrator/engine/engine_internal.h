@@ -51,6 +51,17 @@ typedef struct {
     void *ctx;
 } sw_engine_host;
 
+/* What watches trials' output files, where the driver can (NULL
+ * functions: they are only polled). watch() watches the file at `path`,
+ * the output of the trial in `slot`, and calls sw_engine__output_changed()
+ * on the loop's thread when it changes; unwatch() stops that (the handle
+ * is gone after it). */
+typedef struct {
+    void *(*watch)(void *ctx, const char *path, void *slot);
+    void (*unwatch)(void *ctx, void *handle);
+    void *ctx;
+} sw_engine_watcher;
+
 /* Where an attempt is, from its git capture to its end: the phases in
  * the order an attempt goes through them (a canceled one may skip
  * STOPPING; one that ends leaves from any). */
@@ -60,6 +71,9 @@ typedef enum {
     SW_SLOT_RUNNING,   /* started */
     SW_SLOT_STOPPING,  /* started, and asked to stop (SIGTERM) */
     SW_SLOT_KILLED,    /* started, and SIGKILLed: only its end is awaited */
+    SW_SLOT_ENDED,     /* its end is known; the rest of its output is
+                          being read, a turn at a time, before the end is
+                          recorded */
 } sw_slot_phase;
 
 /* An attempt the engine is busy with, from its git capture to its end. */
@@ -75,6 +89,15 @@ typedef struct {
     bool proven;      /* reported a metric, or ran PROBATION_S (lifecycle.c) */
     double launched_at; /* monotonic; when its launch was asked for */
     int out_fd;         /* its stdout.log, open for reading; -1: not yet */
+    void *watch;        /* the host's watch of that file; NULL: none */
+    bool out_dirty;     /* the watch saw it change since the last read */
+    bool out_more;      /* output.c: unread output after the last turn */
+    struct {            /* lifecycle.c, in SW_SLOT_ENDED: how it ended */
+        int how;        /* lifecycle.c's end_kind */
+        sw_exit exit;
+        char *msg; /* the executor's word on it; NULL: none */
+        double at; /* wall time of the end */
+    } end;
     /* output.c: a line longer than its buffer starts at rec.stdout_offset
      * and has been scanned, unparsed, up to long_scan (0: not in one) */
     int64_t long_scan;
@@ -147,6 +170,7 @@ struct sw_engine {
     sw_executor *ex;
     const sw_clock *clock;
     sw_engine_host host;
+    sw_engine_watcher watcher;
     sw_sweep_rec sweep;
     sw_provenance *prov;       /* git provenance; NULL outside a repository */
     sw_metrics_server *server; /* NULL: trials report on stdout only */
@@ -240,7 +264,8 @@ void sw_engine__notice(sw_engine *e, sw_notice_level level, const char *fmt,
  *   - new_slot() adds a slot, free_slot() removes it and frees it (its
  *     devices already given back: sw_engine__gpus_release()); find_slot()
  *     by run id; count() the slots in a phase; started() whether the
- *     slot's attempt started, count_started() how many did;
+ *     slot's attempt is running (started, its end not yet known),
+ *     count_started() how many are;
  *   - enqueue() queues run `r` to be launched (consumes *r, zeroed);
  *     dequeue() takes the last queued (false: none);
  *   - deadline() is when run `r`, started at r->started_at (wall), runs
@@ -343,10 +368,15 @@ int sw_engine__ingest(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
 void sw_engine__ingested(sw_engine *e);
 void sw_engine__forget(sw_engine *e);
 
-/* output.c: reads what the trial in `s` wrote since the last call and
- * records its metrics, up to its last complete line; with `at_end` (the
- * attempt has ended), its last line too, newline or not. */
+/* output.c: reads a turn of what the trial in `s` wrote since the last
+ * call (at most one buffer, at most TURN_LINES lines, so one trial that
+ * prints fast never holds the loop) and records its metrics, up to its
+ * last complete line; with `at_end` (the attempt has ended), its last
+ * line too, newline or not, once the rest is read. s->out_more says
+ * whether more is left for the next turn. output_changed() is the host's
+ * word that the slot's output changed (its watch). */
 int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end);
+void sw_engine__output_changed(void *slot);
 
 /* reports.c: the metrics server.
  *   - start_server() starts the server for `listen` (NULL: 127.0.0.1 on a

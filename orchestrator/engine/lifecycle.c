@@ -163,8 +163,8 @@ static void archive_attempt(sw_capture_work *c)
     }
 }
 
-static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
-                  const char *msg);
+static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
+                       const char *msg);
 
 /* The argv the executor gets: the stored one with its ${envvar:NAME}
  * expanded from this process's environment now, so a secret reaches the
@@ -210,7 +210,7 @@ static int request_launch(sw_engine *e, sw_slot *s)
     s->launched_at = now_mono(e);
     sw_engine__grant(e, s);
     if (error)
-        error = finish(e, s, NULL, END_START_FAILED, sw_error_last());
+        error = end_attempt(e, s, NULL, END_START_FAILED, sw_error_last());
     sw_command_free(argv);
     sw_command_free(env);
     free(url);
@@ -257,7 +257,7 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
         return storage_failed(e, s, why);
     if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
-        return finish(e, s, NULL, END_START_FAILED, why);
+        return end_attempt(e, s, NULL, END_START_FAILED, why);
     }
     return request_launch(e, s);
 }
@@ -482,22 +482,21 @@ static void lost_attempt(sw_engine *e, sw_slot *s, const char *why)
     give_up_if_all_failed(e, s);
 }
 
-/* Decides what an ended attempt means for its run, records it, and frees
- * the slot. A trial canceled for running out of time failed, whatever it
- * exited with: what it reported is not a result. */
-static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
-                  const char *msg)
+/* Decides what an ended attempt (its end in s->end, all its output read)
+ * means for its run, records it, and frees the slot. A trial canceled for
+ * running out of time failed, whatever it exited with: what it reported
+ * is not a result. */
+static int finish(sw_engine *e, sw_slot *s)
 {
-    sw_exit none = {false, 0, 0};
+    end_kind how = (end_kind)s->end.how;
+    const sw_exit *x = &s->end.exit;
+    const char *msg = s->end.msg;
     bool timeout = s->cancel == SW_CANCEL_TIMEOUT;
     sw_attempt_end end = {how != END_START_FAILED, how == END_LOST, timeout, 0,
                           s->first_step};
     int error;
 
-    x = x ? x : &none;
-    if ((error = sw_engine__tail(e, s, true)) != SW_OK)
-        return sw_engine__fatal(e, error);
-    s->rec.ended_at = now_wall(e);
+    s->rec.ended_at = s->end.at;
     s->rec.has_exit = how == END_EXITED && x->exited;
     s->rec.exit_code = s->rec.has_exit ? x->exit_code : 0;
     s->rec.signal = how == END_EXITED && !x->exited ? x->signal : 0;
@@ -532,6 +531,34 @@ static int finish(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
     return SW_OK;
 }
 
+/* Reads a turn of an ended attempt's output; once it is all read, its
+ * end is recorded. */
+static int drain(sw_engine *e, sw_slot *s)
+{
+    int error = sw_engine__tail(e, s, true);
+
+    if (error)
+        return sw_engine__fatal(e, error);
+    return s->out_more ? SW_OK : finish(e, s);
+}
+
+/* The attempt in `s` ended (how, its exit, the executor's word on it): the
+ * end is its time, whatever is still to read of its output, and no
+ * deadline applies to it any more. Its output is read a turn at a time
+ * (drain()) before what it means is decided. */
+static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
+                       const char *msg)
+{
+    sw_exit none = {false, 0, 0};
+
+    s->end.how = (int)how;
+    s->end.exit = x ? *x : none;
+    s->end.msg = msg ? sw_strdup(msg) : NULL;
+    s->end.at = now_wall(e);
+    s->phase = SW_SLOT_ENDED;
+    return drain(e, s);
+}
+
 /* ---- executor events ------------------------------------------------ */
 
 static void cancel(sw_engine *e, sw_slot *s, sw_cancel why, bool force);
@@ -558,7 +585,7 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
  * its run goes again as after a lost attempt, using no retry. */
 static int not_started(sw_engine *e, sw_slot *s)
 {
-    return finish(e, s, NULL, END_LOST, NULL);
+    return end_attempt(e, s, NULL, END_LOST, NULL);
 }
 
 static int on_event(sw_engine *e, const sw_job_event *ev)
@@ -571,21 +598,23 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
                           ev->key ? ev->key : "(null)");
         return SW_OK;
     }
+    if (s->phase == SW_SLOT_ENDED)
+        return SW_OK; /* its end is known: nothing more to learn */
     switch (ev->kind) {
     case SW_JOB_STARTED:
         return on_started(e, s, ev->handle);
     case SW_JOB_START_FAILED:
         if (ev->code == SW_ESTORAGE)
             return storage_failed(e, s, ev->message);
-        return finish(e, s, NULL, END_START_FAILED, ev->message);
+        return end_attempt(e, s, NULL, END_START_FAILED, ev->message);
     case SW_JOB_NOT_STARTED:
         return not_started(e, s);
     case SW_JOB_ENDED:
-        return finish(e, s, &ev->exit, END_EXITED, NULL);
+        return end_attempt(e, s, &ev->exit, END_EXITED, NULL);
     case SW_JOB_LOST:
         sw_engine__notice(e, SW_NOTICE_WARN, "sweep: run %s: %s", s->rec.id,
                           ev->message ? ev->message : "lost");
-        return finish(e, s, NULL, END_LOST, ev->message);
+        return end_attempt(e, s, NULL, END_LOST, ev->message);
     }
     return SW_OK;
 }
@@ -618,7 +647,8 @@ static void cancel(sw_engine *e, sw_slot *s, sw_cancel why, bool force)
     if (!s->force_at)
         s->force_at = now + e->grace;
     force = force || now >= s->force_at;
-    if (s->phase == SW_SLOT_CAPTURE || s->phase == SW_SLOT_KILLED)
+    if (s->phase == SW_SLOT_CAPTURE || s->phase == SW_SLOT_KILLED ||
+        s->phase == SW_SLOT_ENDED)
         return;
     sw_executor_cancel(e->ex, s->rec.id, force);
     if (sw_engine__started(s))
@@ -756,18 +786,26 @@ static void run_finished_work(sw_engine *e)
     }
 }
 
+/* A turn of every trial's output that may have more: all of them every
+ * TAIL_S (on a virtual clock, every pump), and between, those whose
+ * watch saw a change or that had more than a turn. Ended attempts whose
+ * output is all read are recorded (backwards: that frees their slot). */
 static void tail_all(sw_engine *e)
 {
     double now = now_mono(e);
+    bool all = e->virtual_time || now >= e->last_tail + TAIL_S;
     size_t i;
+    sw_slot *s;
 
-    /* the same sum next_wake() asks for; on a virtual clock, every pump */
-    if (!e->virtual_time && now < e->last_tail + TAIL_S)
-        return;
-    e->last_tail = now;
-    for (i = 0; i < e->n_slots && !e->result; i++)
-        if (sw_engine__started(e->slots[i]))
-            sw_engine__fatal(e, sw_engine__tail(e, e->slots[i], false));
+    if (all)
+        e->last_tail = now;
+    for (i = e->n_slots; i-- > 0 && !e->result;) {
+        s = e->slots[i];
+        if (s->phase == SW_SLOT_ENDED)
+            drain(e, s);
+        else if (sw_engine__started(s) && (all || s->out_dirty || s->out_more))
+            sw_engine__fatal(e, sw_engine__tail(e, s, false));
+    }
 }
 
 int sw_engine__begin(sw_engine *e)
@@ -833,6 +871,8 @@ double sw_engine__next_wake(sw_engine *e)
 
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
+        if (s->phase == SW_SLOT_ENDED || (s->out_more && !e->result))
+            consider(&w, now_mono(e)); /* more to read: the next turn */
         if (!sw_engine__started(s))
             continue;
         consider(&w, s->cancel ? 0 : s->deadline);

@@ -21,16 +21,21 @@
 #include "orchestrator/metrics.h"
 
 #define READ_MAX (1 << 20)
+/* @metrics lines recorded in one turn at most: about a millisecond of
+ * the loop's time, so a trial printing as fast as it can is read as fast
+ * as the store takes it, a turn at a time, between everything else */
+#define TURN_LINES 1000
 
-/* Records the report on one line (without its newline), if it is one. */
-static void parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
+/* Records the report on one line (without its newline), if it is one;
+ * whether it was. */
+static bool parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
                        sw_metric_batch *b)
 {
     const char *json = sw_metrics_line(line, n);
     size_t refused = b->refused;
 
     if (!json)
-        return;
+        return false;
     if (sw_metrics_parse(b, json, n - (size_t)(json - line)) != SW_OK)
         sw_engine__notice(e, SW_NOTICE_WARN,
                           "sweep: run %s: ignored a @metrics line: %s",
@@ -41,19 +46,21 @@ static void parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
                           "UTF-8 or hold control characters",
                           s->rec.id);
     s->warned_names = s->warned_names || b->refused > refused;
+    return true;
 }
 
-/* Records the metric lines in `buf` (complete lines only); returns the
- * bytes consumed. */
+/* Records the metric lines in `buf` (complete lines only, TURN_LINES of
+ * them at most); returns the bytes consumed. */
 static size_t parse_lines(sw_engine *e, sw_slot *s, const char *buf, size_t len,
                           sw_metric_batch *b)
 {
-    size_t used = 0, n;
+    size_t used = 0, n, lines = 0;
     const char *nl;
 
-    while (used < len && (nl = memchr(buf + used, '\n', len - used))) {
+    while (used < len && lines < TURN_LINES &&
+           (nl = memchr(buf + used, '\n', len - used))) {
         n = (size_t)(nl - (buf + used));
-        parse_line(e, s, buf + used, n, b);
+        lines += parse_line(e, s, buf + used, n, b);
         used += n + 1;
     }
     return used;
@@ -102,8 +109,9 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
     return SW_OK;
 }
 
-/* The trial's stdout, opened once per slot; false while it has none. */
-static bool open_output(sw_slot *s)
+/* The trial's stdout, opened (and watched, where the host can) once per
+ * slot; false while it has none. */
+static bool open_output(sw_engine *e, sw_slot *s)
 {
     char *path;
 
@@ -111,8 +119,17 @@ static bool open_output(sw_slot *s)
         return true;
     path = sw_aprintf("%s/stdout.log", s->run_dir);
     s->out_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->out_fd >= 0 && e->watcher.watch)
+        s->watch = e->watcher.watch(e->watcher.ctx, path, s);
     free(path);
     return s->out_fd >= 0;
+}
+
+void sw_engine__output_changed(void *slot)
+{
+    sw_slot *s = slot;
+
+    s->out_dirty = true;
 }
 
 /* Reads `len` bytes at `pos` (the buffer holds what was read) into *b:
@@ -151,9 +168,10 @@ static int64_t read_pos(const sw_slot *s)
     return s->long_scan ? s->long_scan : s->rec.stdout_offset;
 }
 
-/* Reads what the trial wrote since last time and records its metrics:
- * everything up to its last complete line, or with `at_end`, all of it. */
-int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
+/* Reads a turn of what the trial wrote since last time and records its
+ * metrics: up to its last complete line, or with `at_end`, all of it
+ * once the last turn reaches the end. */
+static int tail_turn(sw_engine *e, sw_slot *s, bool at_end)
 {
     sw_metric_batch b;
     struct stat st;
@@ -162,23 +180,35 @@ int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
     size_t used;
     int error = SW_OK;
 
-    if (!open_output(s))
+    s->out_more = s->out_dirty = false;
+    if (!open_output(e, s) || fstat(s->out_fd, &st) != 0 ||
+        st.st_size <= (pos = read_pos(s)))
         return SW_OK;
     if (!e->buf)
         e->buf = sw_malloc(READ_MAX);
+    len = pread(s->out_fd, e->buf, READ_MAX, pos);
+    if (len <= 0)
+        return SW_OK;
     sw_metric_batch_init(&b);
-    while (!error && fstat(s->out_fd, &st) == 0 &&
-           st.st_size > (pos = read_pos(s))) {
-        len = pread(s->out_fd, e->buf, READ_MAX, pos);
-        if (len <= 0)
-            break;
-        used =
-            take(e, s, pos, (size_t)len, at_end && pos + len >= st.st_size, &b);
-        if (used > 0)
-            error = record_metrics(e, s, &b, used);
-        sw_metric_batch_dispose(&b);
-        if (used == 0 && !s->long_scan)
-            break; /* a partial line: wait for the rest */
-    }
+    used = take(e, s, pos, (size_t)len, at_end && pos + len >= st.st_size, &b);
+    if (used > 0)
+        error = record_metrics(e, s, &b, used);
+    sw_metric_batch_dispose(&b);
+    /* more to read now, unless all that is left is a partial line */
+    s->out_more =
+        !error && st.st_size > read_pos(s) && (used > 0 || s->long_scan);
+    return error;
+}
+
+/* A turn; on a virtual clock (a simulation) every turn there is at once,
+ * since lines appear only when the executor puts them there and nothing
+ * waits on real time meanwhile. */
+int sw_engine__tail(sw_engine *e, sw_slot *s, bool at_end)
+{
+    int error;
+
+    do
+        error = tail_turn(e, s, at_end);
+    while (!error && e->virtual_time && s->out_more);
     return error;
 }

@@ -45,6 +45,9 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
+    free(s->end.msg);
+    if (s->watch && e->watcher.unwatch)
+        e->watcher.unwatch(e->watcher.ctx, s->watch);
     if (s->out_fd >= 0)
         close(s->out_fd);
     free(s);
@@ -62,7 +65,7 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
 
 bool sw_engine__started(const sw_slot *s)
 {
-    return s->phase >= SW_SLOT_RUNNING;
+    return s->phase >= SW_SLOT_RUNNING && s->phase <= SW_SLOT_KILLED;
 }
 
 size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase)

@@ -109,6 +109,56 @@ static void submit(void *ctx, sw_engine_work *w)
     uv_queue_work(&d->loop, &wr->req, on_work, after_work);
 }
 
+/* A watch of a trial's output file (inotify, through libuv): each change
+ * marks its slot and wakes the engine, so a @metrics line is read as it
+ * is written, not at the next poll. */
+typedef struct {
+    uv_fs_event_t h;
+    driver *d;
+    void *slot; /* NULL once unwatched: the handle is closing */
+} output_watch;
+
+static void on_output(uv_fs_event_t *h, const char *name, int events,
+                      int status)
+{
+    output_watch *w = h->data;
+
+    (void)name;
+    (void)events;
+    if (status < 0 || !w->slot)
+        return;
+    sw_engine__output_changed(w->slot);
+    step(w->d);
+}
+
+static void *watch(void *ctx, const char *path, void *slot)
+{
+    output_watch *w = sw_calloc(1, sizeof(*w));
+
+    w->d = ctx;
+    w->slot = slot;
+    w->h.data = w;
+    if (uv_fs_event_init(&w->d->loop, &w->h) != 0) {
+        free(w);
+        return NULL; /* polled, as without a watch */
+    }
+    if (uv_fs_event_start(&w->h, on_output, path, 0) != 0) {
+        uv_close((uv_handle_t *)&w->h, free_handle);
+        return NULL;
+    }
+    return w;
+}
+
+static void unwatch(void *ctx, void *handle)
+{
+    output_watch *w = handle;
+
+    (void)ctx;
+    w->slot = NULL;
+    uv_fs_event_stop(&w->h);
+    uv_close((uv_handle_t *)&w->h, free_handle);
+}
+
 static void on_timer(uv_timer_t *t)
 {
     step(t->data);
@@ -206,7 +256,14 @@ static void watch_server(driver *d)
 
 static void close_all(driver *d)
 {
+    sw_engine *e = d->e;
+
     d->closing = true;
+    for (size_t i = 0; i < e->n_slots; i++) { /* left by a store error */
+        if (e->slots[i]->watch)
+            unwatch(d, e->slots[i]->watch);
+        e->slots[i]->watch = NULL;
+    }
     stop_poll(d);
     if (d->reports) {
         uv_poll_stop(d->reports);
@@ -283,6 +340,7 @@ static int init(driver *d, sw_engine *e)
     uv_signal_start(&d->sigint, on_signal, SIGINT);
     uv_signal_start(&d->sigterm, on_signal, SIGTERM);
     e->host.submit = submit;
+    e->watcher = (sw_engine_watcher){watch, unwatch, d};
     e->host.ctx = d;
     start_probe(d);
     return SW_OK;
@@ -300,6 +358,7 @@ int sw_engine__run_uv(sw_engine *e)
         uv_loop_close(&d->loop);
     }
     e->host.submit = NULL;
+    e->watcher = (sw_engine_watcher){NULL, NULL, NULL};
     e->host.ctx = NULL;
     free(d);
     return error ? error : sw_engine__end(e);

@@ -81,6 +81,15 @@ add_test(NAME cli.sim COMMAND test_cli_sim)
 set_tests_properties(cli.sim PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
 
+# One trial flooding its stdout beside a calm one with a timeout.
+add_executable(test_cli_flood cli/test_flood.c cli/harness.c)
+target_link_libraries(test_cli_flood PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_flood PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_flood sweep)
+add_test(NAME cli.flood COMMAND test_cli_flood)
+set_tests_properties(cli.flood PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
 # ThreadSanitizer's stage (the tsan preset) runs these, on a TSan-built
 # sweep: the metrics server's threads against the loop (metrics), and
 # libuv's worker pool beside it with search suggestions (run), git
