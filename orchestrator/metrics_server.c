@@ -69,6 +69,9 @@ struct sw_metrics_server {
     char *base; /* "http://host:port" */
     int efd;
     size_t body_limit, queue_limit, run_limit;
+    char *listen; /* what listen() binds: opts' listen, prefer_port */
+    int prefer_port;
+    unsigned int max_connections;
     pthread_mutex_t lock;    /* the grants, the queue, answers, counters */
     pthread_cond_t answered; /* some waiting report was answered */
     grant *grants;
@@ -542,26 +545,26 @@ static struct MHD_Daemon *start_daemon(sw_metrics_server *s,
         on_completed, s, MHD_OPTION_END);
 }
 
-static int bind_daemon(sw_metrics_server *s, const sw_metrics_server_opts *o)
+static int bind_daemon(sw_metrics_server *s)
 {
     struct sockaddr_storage a = {0};
     socklen_t len = 0;
     const union MHD_DaemonInfo *info;
     int error;
 
-    if ((error = parse_listen(o->listen ? o->listen : "127.0.0.1:0", &a,
+    if ((error = parse_listen(s->listen ? s->listen : "127.0.0.1:0", &a,
                               &len)) != SW_OK)
         return error;
-    if (!o->listen && o->prefer_port > 0) {
-        set_port(&a, o->prefer_port);
-        s->daemon = start_daemon(s, &a, o->max_connections);
+    if (!s->listen && s->prefer_port > 0) {
+        set_port(&a, s->prefer_port);
+        s->daemon = start_daemon(s, &a, s->max_connections);
         set_port(&a, 0);
     }
     if (!s->daemon)
-        s->daemon = start_daemon(s, &a, o->max_connections);
+        s->daemon = start_daemon(s, &a, s->max_connections);
     if (!s->daemon)
         return sw_error_set(SW_EIO, "metrics server: cannot listen on %s",
-                            o->listen ? o->listen : "127.0.0.1");
+                            s->listen ? s->listen : "127.0.0.1");
     info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : 0;
     {
@@ -572,33 +575,46 @@ static int bind_daemon(sw_metrics_server *s, const sw_metrics_server_opts *o)
     return SW_OK;
 }
 
-int sw_metrics_server_start(sw_metrics_server **out,
-                            const sw_metrics_server_opts *o)
+int sw_metrics_server_new(sw_metrics_server **out,
+                          const sw_metrics_server_opts *o)
 {
     sw_metrics_server *s = sw_calloc(1, sizeof(*s));
-    sw_metrics_server_opts o2;
-    int error;
 
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->answered, NULL);
-    o2 = *o;
-    o2.max_connections = o->max_connections ? o->max_connections : 1024;
-    o = &o2;
+    s->listen = o->listen ? sw_strdup(o->listen) : NULL;
+    s->prefer_port = o->prefer_port;
+    s->max_connections = o->max_connections ? o->max_connections : 1024;
     s->body_limit = o->body_limit ? o->body_limit : SW_METRICS_BODY_LIMIT;
     s->queue_limit = o->queue_limit ? o->queue_limit : 4096;
     s->run_limit = o->run_limit ? o->run_limit : 64;
     s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s->efd < 0)
-        error = sw_error_set(SW_EIO, "metrics server: eventfd: %s",
-                             strerror(errno));
-    else
-        error = bind_daemon(s, o);
-    if (error) {
+    if (s->efd < 0) {
+        int error = sw_error_set(SW_EIO, "metrics server: eventfd: %s",
+                                 strerror(errno));
         sw_metrics_server_free(s);
         return error;
     }
     *out = s;
     return SW_OK;
+}
+
+int sw_metrics_server_listen(sw_metrics_server *s)
+{
+    return s->daemon ? SW_OK : bind_daemon(s);
+}
+
+int sw_metrics_server_start(sw_metrics_server **out,
+                            const sw_metrics_server_opts *o)
+{
+    sw_metrics_server *s = NULL;
+    int error = sw_metrics_server_new(&s, o);
+
+    if (!error && (error = sw_metrics_server_listen(s)) != SW_OK)
+        sw_metrics_server_free(s);
+    if (!error)
+        *out = s;
+    return error;
 }
 
 void sw_metrics_server_free(sw_metrics_server *s)
@@ -622,6 +638,7 @@ void sw_metrics_server_free(sw_metrics_server *s)
     }
     free(s->grants);
     free(s->base);
+    free(s->listen);
     if (s->efd >= 0)
         close(s->efd);
     pthread_mutex_destroy(&s->lock);

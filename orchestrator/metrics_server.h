@@ -39,10 +39,19 @@ typedef struct {
         SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0                    \
     }
 
-/* Starts serving. SW_EINVALID for a malformed `listen`, SW_EIO when the
- * address cannot be bound; the message says which. */
+/* Starts serving: new() then listen(). SW_EINVALID for a malformed
+ * `listen`, SW_EIO when the address cannot be bound; the message says
+ * which. */
 int sw_metrics_server_start(sw_metrics_server **out,
                             const sw_metrics_server_opts *o);
+
+/* A server that does not listen yet, so tokens can be allowed before any
+ * request is answered (a resumed sweep's adopted attempts post the
+ * instant it listens). listen() binds and starts answering; port() and
+ * run_url() are valid after it. */
+int sw_metrics_server_new(sw_metrics_server **out,
+                          const sw_metrics_server_opts *o);
+int sw_metrics_server_listen(sw_metrics_server *s);
 
 /* Answers every report not yet taken with 503 and stops. Reports taken
  * must have been answered. Accepts NULL. */

@@ -60,17 +60,22 @@ void sw_engine__revoke(sw_engine *e, sw_slot *s)
         sw_metrics_server_revoke(e->server, s->rec.id);
 }
 
-/* An adopted attempt keeps its token; its metrics_url file says where
- * the server is now. */
+/* An adopted attempt keeps its token: allowed before the server
+ * listens, so its first post after a restart is never refused. */
 static void readopt(sw_engine *e, sw_slot *s)
+{
+    if (!s->token)
+        s->token = sw_contract_read_token(s->run_dir);
+    sw_engine__grant(e, s); /* none from before metrics over HTTP */
+}
+
+/* Its metrics_url file says where the server is now. */
+static void tell_url(sw_engine *e, sw_slot *s)
 {
     char *url, *path;
 
     if (!s->token)
-        s->token = sw_contract_read_token(s->run_dir);
-    if (!s->token)
-        return; /* from before metrics over HTTP: stdout only */
-    sw_engine__grant(e, s);
+        return;
     url = sw_engine__metrics_url(e, s);
     path = sw_aprintf("%s/metrics_url", s->run_dir);
     if (sw_contract_write_file(path, url) != SW_OK)
@@ -87,10 +92,17 @@ int sw_engine__start_server(sw_engine *e, const char *listen)
 
     o.listen = listen;
     o.prefer_port = listen ? 0 : previous_port(e);
-    if ((error = sw_metrics_server_start(&e->server, &o)) != SW_OK)
+    if ((error = sw_metrics_server_new(&e->server, &o)) != SW_OK)
         return error;
     for (i = 0; i < e->n_slots; i++)
         readopt(e, e->slots[i]);
+    if ((error = sw_metrics_server_listen(e->server)) != SW_OK) {
+        sw_metrics_server_free(e->server);
+        e->server = NULL;
+        return error;
+    }
+    for (i = 0; i < e->n_slots; i++)
+        tell_url(e, e->slots[i]);
     sw_engine__decide_all(e); /* adopted ones the rule had stopped */
     return SW_OK;
 }

@@ -1,0 +1,59 @@
+"""A trial that posts as fast as it can, to catch a resumed `sweep`
+answering before it knows its adopted attempts' tokens.
+
+It posts {"step": N, "loss": N} over and over, re-reading
+$SWEEP_METRICS_URL_FILE after each failure to connect, and retrying at
+once (no pause), so its first post after a restart reaches the server
+the instant it listens. Every status other than 200 (and 503, which says
+retry) is appended to the file named by its `ledger` parameter with its
+run id, and the trial exits 3. Once it has seen the server go away and
+come back, and 20 posts after that were answered 200, it exits 0.
+"""
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+
+def main():
+    params = json.load(open(os.environ["SWEEP_PARAMS"]))
+    token = os.environ["SWEEP_TOKEN"]
+    run = os.environ["SWEEP_RUN_ID"]
+    acked = open(os.path.join(os.environ["SWEEP_RUN_DIR"], "acked"), "a")
+    step, outage, after = 0, False, 0
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        url = open(os.environ["SWEEP_METRICS_URL_FILE"]).read().strip()
+        body = json.dumps({"step": step, "loss": step}).encode()
+        req = urllib.request.Request(
+            url, data=body,
+            headers={"Authorization": "Bearer " + token,
+                     "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as answer:
+                json.load(answer)
+        except urllib.error.HTTPError as e:
+            if e.code == 503:
+                continue
+            with open(params["ledger"], "a") as f:
+                f.write("%s %d after outage %s\n" % (run, e.code, outage))
+            return 3
+        except (urllib.error.URLError, ConnectionError, OSError):
+            outage = True
+            continue
+        acked.write("%d\n" % step)
+        acked.flush()
+        step += 1
+        if outage:
+            after += 1
+            if after >= 20:
+                return 0
+        else:
+            time.sleep(0.01)
+    return 4
+
+
+if __name__ == "__main__":
+    sys.exit(main())
