@@ -314,9 +314,9 @@ static int signal_group(const attempt *a, int sig)
 static void lost(local *lx, attempt *a)
 {
     emit(lx, SW_JOB_LOST, a,
-         sw_aprintf("its supervisor (pid %d) ended without recording how "
-                    "the trial in '%s' ended",
-                    (int)a->pid, a->dir));
+         sw_aprintf("nothing recorded how the trial in '%s' ended: its "
+                    "shim or its supervisor (pid %d) was killed",
+                    a->dir, (int)a->pid));
     a->state = A_DONE;
 }
 

@@ -59,9 +59,20 @@ typedef struct {
     int report;       /* write end: an exec's errno, when it fails */
     int dirfd;        /* the attempt folder */
     int lockfd;       /* the pid file, flock()ed (shared with the supervisor) */
-    int done;         /* write end: a byte once the exit file is written */
+    int done;         /* write end: the shim's words (below) */
     pid_t supervisor;
 } sw_local__spawn;
+
+/* What a shim says on `done`: the trial's pid once forked (the word,
+ * then a pid_t), then one of the two others. A shim that ended without
+ * either was killed: its own end is not the trial's. */
+enum {
+    SW_LOCAL_SHIM_TRIAL = 't',    /* forked: its pid follows */
+    SW_LOCAL_SHIM_RECORDED = 'r', /* the exit file is written */
+    SW_LOCAL_SHIM_MIRRORS = 'm'   /* it could not write it: the shim ends
+                                     as the trial ended, for the
+                                     supervisor to record */
+};
 
 /* The shim's side of the fork (local_shim.c). Never returns. */
 _Noreturn void sw_local__shim(const sw_local__spawn *sp);

@@ -19,6 +19,11 @@
  * could not: killed, or the disk full (a shim whose supervisor has gone
  * retries every second instead).
  *
+ * On `done` it tells its supervisor the trial's pid once forked, then
+ * that it recorded the end, or that it could not and ends as the trial
+ * did: a shim that ends having said neither was killed, and its end says
+ * nothing of the trial's (the supervisor then looks at the trial itself).
+ *
  * The shim ignores the signals a group is asked to stop with (SIGTERM,
  * SIGINT, SIGHUP, ...): they are for the trial, which resets them before
  * its exec. SIGKILL to the group ends both at once, and the supervisor
@@ -128,6 +133,22 @@ static void end_rest(void)
     }
 }
 
+/* Says `word` (and the trial's pid) to the supervisor on `done`. */
+static void tell(const sw_local__spawn *sp, char word, const pid_t *trial_pid)
+{
+    char msg[1 + sizeof(pid_t)];
+    size_t n = 1;
+
+    msg[0] = word;
+    if (trial_pid) {
+        memcpy(msg + 1, trial_pid, sizeof(pid_t));
+        n += sizeof(pid_t);
+    }
+    if (write(sp->done, msg, n) < 0) {
+        /* the supervisor has gone: nobody asks */
+    }
+}
+
 /* Writes the exit file for `status` (a wait status), and says so on
  * `done`. While the disk is at fault it tries again every second if its
  * supervisor has gone; else it leaves the end to the supervisor, which
@@ -142,13 +163,13 @@ static void record(const sw_local__spawn *sp, int status)
         snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
     while (sw_local__put_file(sp->dirfd, "exit", line, false) < 0) {
         if (sw_error_io_code(errno) != SW_ESTORAGE ||
-            getppid() == sp->supervisor)
+            getppid() == sp->supervisor) {
+            tell(sp, SW_LOCAL_SHIM_MIRRORS, NULL);
             return;
+        }
         sleep_ms(1000);
     }
-    if (write(sp->done, "r", 1) < 0) {
-        /* the supervisor has gone: nobody asks */
-    }
+    tell(sp, SW_LOCAL_SHIM_RECORDED, NULL);
 }
 
 /* Ends the shim as the trial ended: its exit code, or its signal. */
@@ -230,6 +251,7 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
     close(sp->report); /* the trial's exec closes its copy */
     if (t < 0)
         _exit(127);
+    tell(sp, SW_LOCAL_SHIM_TRIAL, &t); /* should the shim be killed */
     do /* reaping the trial's orphans as they end, until the trial does */
         w = waitpid(-1, &status, 0);
     while (w != t && (w > 0 || errno == EINTR));

@@ -22,6 +22,11 @@
  * The shim ends as its trial ended, so the supervisor records the
  * trial's end from the shim's; a shim whose supervisor has died records
  * it itself. Killing the supervisor (or it and `sweep`) loses no trial.
+ * A shim killed on its own (it said neither that it recorded the end
+ * nor that it could not) says nothing of its trial: the trial's own end
+ * is recorded where it is known (it died with its shim, a SIGKILL of the
+ * group), and otherwise nothing is, so that the attempt is lost (rerun
+ * without using a retry), never failed with the shim's signal 9.
  *
  * An attempt starts at most once. The shim is forked, and waits on a
  * pipe (the gate) before it starts the trial; the supervisor opens the
@@ -102,6 +107,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sweeps/error.h"
@@ -115,7 +121,8 @@ typedef struct {
     uint64_t start;
     int dirfd;         /* its attempt folder */
     int lockfd;        /* its pid file, flock()ed */
-    int donefd;        /* a byte here: its shim wrote the exit file */
+    int donefd;        /* its shim's words (SW_LOCAL_SHIM_...) */
+    pid_t child;       /* the trial's own process, once its shim said */
     unsigned long tag; /* N of its SWEEP_LOCAL_TRIAL; 0 once it has ended */
     char exit[32];     /* once reaped: the exit record its file lacks */
 } trial;
@@ -786,29 +793,128 @@ static bool exits_pending(const supervisor *s)
     return false;
 }
 
+/* The last word its shim said (0: none); t->child gets the trial's pid
+ * when it was said. The shim has ended: this reads to the end. */
+static char shim_word(trial *t)
+{
+    char buf[64], word = 0;
+    ssize_t n, i;
+
+    while ((n = read(t->donefd, buf, sizeof(buf))) > 0 ||
+           (n < 0 && errno == EINTR))
+        for (i = 0; i < n; i++) {
+            if (buf[i] == SW_LOCAL_SHIM_TRIAL &&
+                n - i > (ssize_t)sizeof(pid_t)) {
+                memcpy(&t->child, buf + i + 1, sizeof(pid_t));
+                i += (ssize_t)sizeof(pid_t);
+            } else if (buf[i] == SW_LOCAL_SHIM_RECORDED ||
+                       buf[i] == SW_LOCAL_SHIM_MIRRORS) {
+                word = buf[i];
+            }
+        }
+    return word;
+}
+
+static void exit_line(char *out, size_t n, const siginfo_t *si)
+{
+    if (si->si_code == CLD_EXITED)
+        snprintf(out, n, "exit %d\n", si->si_status);
+    else
+        snprintf(out, n, "signal %d\n", si->si_status);
+}
+
+/* Whether pid is on its way out: exiting (PF_EXITING), or killed and
+ * not yet gone (SIGKILL pending, as a SIGKILL of its group leaves it
+ * while its shim dies). */
+static bool dying(pid_t pid)
+{
+    char buf[4096], path[64], *p;
+    const char *st = sw_local__proc_stat(pid, buf, sizeof(buf));
+    unsigned long long pending;
+    unsigned long flags = 0;
+    ssize_t n = 0;
+    int fd;
+
+    /* after the name: state ppid pgrp session tty_nr tpgid flags(9) */
+    if (st && sscanf(st, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+        (flags & 0x4) != 0)
+        return true;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        do
+            n = read(fd, buf, sizeof(buf) - 1);
+        while (n < 0 && errno == EINTR);
+        close(fd);
+    }
+    buf[n > 0 ? n : 0] = '\0';
+    for (p = buf; (p = strstr(p, "Pnd:\t")) != NULL; p += 5) /* Sig, Shd */
+        if (sscanf(p + 5, "%llx", &pending) == 1 &&
+            (pending & (1ull << (SIGKILL - 1))))
+            return true;
+    return false;
+}
+
+/* After its shim died without recording the end: how the trial itself
+ * ended, into t->exit, where that can be known. Before anything of the
+ * group is killed here.
+ *   - it has ended and is this subreaper's child now (killed with its
+ *     shim: a SIGKILL of the group), or is on its way: its own end;
+ *   - it is no longer to be found: it ended first and its shim, killed
+ *     with it, reaped it. The shim's end stands for it (a SIGKILL of the
+ *     group, as before the shim said anything);
+ *   - it runs on, not dying: the shim alone was killed, nothing can say
+ *     how the trial would have ended. False: the attempt is lost.
+ * A trial killed is seen dying (SIGKILL pending, PF_EXITING) at once,
+ * but for the instant between taking the signal and exiting: it is
+ * looked at a few times before it is taken for running. */
+static bool trial_end(trial *t, const siginfo_t *shim)
+{
+    siginfo_t ci;
+    int i, calm = 0;
+
+    if (t->child <= 0)
+        return false; /* killed before it said its trial's pid */
+    for (i = 0; i < 400 && calm < 4; i++) {
+        memset(&ci, 0, sizeof(ci));
+        if (waitid(P_PID, (id_t)t->child, &ci, WEXITED | WNOHANG | WNOWAIT) <
+            0) {
+            exit_line(t->exit, sizeof(t->exit), shim);
+            return true;
+        }
+        if (ci.si_pid == t->child) {
+            exit_line(t->exit, sizeof(t->exit), &ci);
+            return true;
+        }
+        calm = dying(t->child) ? 0 : calm + 1;
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
 /* Records how trial i ended, kills what is left of its group and its
- * orphans, reaps it. An end its exit file cannot hold is kept. */
+ * orphans, reaps it. An end its exit file cannot hold is kept. A shim
+ * that died without a word (killed) leaves the end to its trial: when
+ * that is unknown nothing is written, and the released lock with no
+ * exit file tells the orchestrator the attempt is lost. */
 static void ended(supervisor *s, size_t i, const siginfo_t *si)
 {
     trial *t = &s->trials[i];
-    char by_shim;
-    int code;
+    char word = shim_word(t);
+    bool known = true;
+    int code = SW_OK;
 
-    if (si->si_code == CLD_EXITED)
-        snprintf(t->exit, sizeof(t->exit), "exit %d\n", si->si_status);
+    if (word) /* the shim ends as the trial did */
+        exit_line(t->exit, sizeof(t->exit), si);
     else
-        snprintf(t->exit, sizeof(t->exit), "signal %d\n", si->si_status);
+        known = trial_end(t, si);
     kill(-t->pid, SIGKILL);
     t->tag = 0; /* ended: its orphans go */
     cull(s);
     /* the shim records its trial's end, unless it could not (a full disk)
      * or was killed: then it is written here */
-    if (read(t->donefd, &by_shim, 1) == 1)
-        code = SW_OK;
-    else if (sw_local__put_file(t->dirfd, "exit", t->exit, false) < 0)
+    if (word != SW_LOCAL_SHIM_RECORDED && known &&
+        sw_local__put_file(t->dirfd, "exit", t->exit, false) < 0)
         code = sw_error_io_code(errno);
-    else
-        code = SW_OK;
     while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     t->pid = 0;
@@ -816,6 +922,30 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
         forget(s, i);
     else
         tell_unrecorded(s, t, code);
+}
+
+/* Records the ends of the shims that have ended; whether there were
+ * any. Before any orphan is reaped: a killed shim's trial is one, and
+ * its end is the trial's (trial_end()). */
+static bool shims_ended(supervisor *s)
+{
+    siginfo_t si;
+    bool any = false;
+    size_t i = 0;
+
+    while (i < s->n) {
+        memset(&si, 0, sizeof(si));
+        if (s->trials[i].pid != 0 &&
+            waitid(P_PID, (id_t)s->trials[i].pid, &si,
+                   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid == s->trials[i].pid) {
+            ended(s, i, &si); /* may drop trial i */
+            any = true;
+            continue;
+        }
+        i++;
+    }
+    return any;
 }
 
 static void reap(supervisor *s)
@@ -832,6 +962,8 @@ static void reap(supervisor *s)
         if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid == 0)
             break;
+        if (shims_ended(s))
+            continue; /* first: their trials are orphans now */
         for (i = 0; i < s->n && s->trials[i].pid != si.si_pid; i++)
             ;
         if (i < s->n) {

@@ -727,6 +727,32 @@ static void test_supervisor_and_shim_killed_is_lost(void **state)
     assert_int_equal(run(f, &l).exit_code, 5);
 }
 
+/* The trial's shim alone is killed (a stray kill, the OOM killer) while
+ * its supervisor lives: how the trial ends is never recorded, so the
+ * attempt is lost (its run goes again), never failed with the shim's
+ * signal 9 as if it were the trial's; the trial goes with it. A SIGKILL
+ * of the whole group is the trial's own end: signal 9. */
+static void test_shim_killed_is_lost(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(f, SH("echo up; sleep 30", NULL));
+    int i;
+
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    await_line(f->out);
+    assert_int_equal(kill((pid_t)f->pgid, SIGKILL), 0); /* the shim */
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_LOST), f->dir));
+    assert_int_equal(group_members(f->pgid), 0);
+    l = next_attempt(f, SH("echo again; sleep 30", NULL));
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    for (i = 0; i < 1000 && !strstr(slurp(f->out), "again"); i++)
+        sleep_ms(10);
+    assert_int_equal(kill(-(pid_t)f->pgid, SIGKILL), 0);
+    assert_int_equal(expect_ended(f, l.key).signal, SIGKILL);
+}
+
 static void test_supervisor_dies_before_replying(void **state)
 {
     fixture *f = *state;
@@ -1304,6 +1330,7 @@ int main(void)
         T(test_running_trials_orphans_live),
         T(test_supervisor_killed_loses_nothing),
         T(test_supervisor_and_shim_killed_is_lost),
+        T(test_shim_killed_is_lost),
         T(test_supervisor_dies_before_replying),
         T(test_adopt_after_crash),
         T(test_adopt_without_handle),

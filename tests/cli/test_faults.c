@@ -324,11 +324,57 @@ static void test_full_disk_tmpfs(void **state)
     free(home);
 }
 
+/* The shim of a running trial is SIGKILLed (a stray kill, the OOM
+ * killer) while `sweep` and the supervisor live: the trial's end was
+ * never recorded, so its attempt is lost, not failed with the shim's
+ * signal 9, and the run is run again (no retry configured) to its end. */
+static void test_shim_killed_is_rerun(void **state)
+{
+    const char *q[] = {"query", "--csv",
+                       "select job from runs where state = 'running'", NULL};
+    char *ledger, *file, *out = NULL, *job;
+    long shim, supervisor;
+    sw_h h;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    ledger = sw_aprintf("%s/ledger", h.dir);
+    file = ledger_sweep(&h, 2, 1, 2, ledger);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    assert_true(pid > 0);
+    wait_started(&h, 1);
+    assert_int_equal(sw_h_run(&h, q, &out), 0);
+    job = strchr(out, '\n'); /* "SUPERVISOR_PID TRIAL_PGID STARTTIME" */
+    assert_non_null(job);
+    assert_int_equal(sscanf(job + 1, "%ld %ld", &supervisor, &shim), 2);
+    assert_true(shim > 1 && supervisor > 1);
+    assert_int_equal(kill((pid_t)shim, SIGKILL), 0);
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select sum(lost) from runs"), 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where"
+                                    " outcome = 'lost'"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where"
+                                    " outcome = 'failed'"),
+                     0);
+    assert_each_once(ledger, 2);
+    free(out);
+    free(file);
+    free(ledger);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supervisor_killed_mid_launch),
         cmocka_unit_test(test_full_disk_injected),
+        cmocka_unit_test(test_shim_killed_is_rerun),
         cmocka_unit_test_setup_teardown(test_full_disk_tmpfs, tmpfs_setup,
                                         tmpfs_teardown),
     };
