@@ -12,8 +12,9 @@
  * answer but the commit itself, a 200 is only ever sent for committed
  * values, and the loop's cost per report is a few stores in memory.
  *
- * Tokens are compared in constant time against every run's. The queue is
- * bounded overall and per run, so a flood from one trial gets 503 with
+ * Only the SHA-256 of each run's token is kept (token.h): a request's
+ * token is hashed and compared in constant time against every run's. The queue
+ * is bounded overall and per run, so a flood from one trial gets 503 with
  * Retry-After while the others still get through.
  */
 #include "orchestrator/metrics_server.h"
@@ -31,6 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "orchestrator/token.h"
 #include "sweeps/buf.h"
 #include "sweeps/error.h"
 #include "sweeps/value.h"
@@ -42,8 +44,7 @@
 
 typedef struct {
     char *run;
-    char *token;
-    size_t token_len;
+    char hash[SW_TOKEN_HASH_LEN + 1]; /* of its token: never the token */
     size_t pending; /* its reports in the queue or with the loop */
 } grant;
 
@@ -116,26 +117,27 @@ static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
 
 /* ---- tokens --------------------------------------------------------- */
 
-/* Equal in time that depends only on the lengths. */
-static bool same_token(const char *a, size_t alen, const char *b, size_t blen)
+/* Equal in time that does not depend on where they differ. */
+static bool same_hash(const char *a, const char *b)
 {
-    unsigned char d = alen != blen;
-    size_t i, n = alen < blen ? alen : blen;
+    unsigned char d = 0;
+    size_t i;
 
-    for (i = 0; i < n; i++)
+    for (i = 0; i < SW_TOKEN_HASH_LEN; i++)
         d |= (unsigned char)(a[i] ^ b[i]);
     return d == 0;
 }
 
-/* The grant holding `token` (every grant is compared, so how long this
- * takes says nothing of which matched); NULL: none. Under the lock. */
-static grant *by_token(sw_metrics_server *s, const char *token, size_t len)
+/* The grant holding the token whose hash is `hash` (every grant is
+ * compared, so how long this takes says nothing of which matched); NULL:
+ * none. Under the lock. */
+static grant *by_hash(sw_metrics_server *s, const char *hash)
 {
     grant *found = NULL;
     size_t i;
 
     for (i = 0; i < s->n_grants; i++)
-        if (same_token(s->grants[i].token, s->grants[i].token_len, token, len))
+        if (same_hash(s->grants[i].hash, hash))
             found = &s->grants[i];
     return found;
 }
@@ -150,23 +152,31 @@ static grant *by_run(sw_metrics_server *s, const char *run)
     return NULL;
 }
 
-void sw_metrics_server_allow(sw_metrics_server *s, const char *run_id,
-                             const char *token)
+void sw_metrics_server_allow_hash(sw_metrics_server *s, const char *run_id,
+                                  const char *hash)
 {
     grant *g;
 
+    if (!sw_token_is_hash(hash))
+        return; /* no token has it */
     pthread_mutex_lock(&s->lock);
     if (!(g = by_run(s, run_id))) {
         sw_grow(&s->grants, &s->cap_grants, s->n_grants + 1, sizeof(*g));
         g = &s->grants[s->n_grants++];
         g->run = sw_strdup(run_id);
         g->pending = 0;
-    } else {
-        free(g->token);
     }
-    g->token = sw_strdup(token);
-    g->token_len = strlen(token);
+    memcpy(g->hash, hash, sizeof(g->hash));
     pthread_mutex_unlock(&s->lock);
+}
+
+void sw_metrics_server_allow(sw_metrics_server *s, const char *run_id,
+                             const char *token)
+{
+    char hash[SW_TOKEN_HASH_LEN + 1];
+
+    sw_token_hash(token, strlen(token), hash);
+    sw_metrics_server_allow_hash(s, run_id, hash);
 }
 
 void sw_metrics_server_revoke(sw_metrics_server *s, const char *run_id)
@@ -176,7 +186,6 @@ void sw_metrics_server_revoke(sw_metrics_server *s, const char *run_id)
     pthread_mutex_lock(&s->lock);
     if ((g = by_run(s, run_id))) {
         free(g->run);
-        free(g->token);
         *g = s->grants[--s->n_grants];
     }
     pthread_mutex_unlock(&s->lock);
@@ -223,7 +232,13 @@ static int authorize(sw_metrics_server *s, struct MHD_Connection *c,
 {
     size_t len = 0;
     const char *token = bearer(c, &len);
-    grant *g = token ? by_token(s, token, len) : NULL;
+    char hash[SW_TOKEN_HASH_LEN + 1];
+    grant *g = NULL;
+
+    if (token) {
+        sw_token_hash(token, len, hash);
+        g = by_hash(s, hash);
+    }
 
     if (!g)
         return MHD_HTTP_UNAUTHORIZED;
@@ -634,7 +649,6 @@ void sw_metrics_server_free(sw_metrics_server *s)
         MHD_stop_daemon(s->daemon);
     for (i = 0; i < s->n_grants; i++) {
         free(s->grants[i].run);
-        free(s->grants[i].token);
     }
     free(s->grants);
     free(s->base);

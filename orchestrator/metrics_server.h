@@ -71,6 +71,10 @@ int sw_metrics_server_fd(const sw_metrics_server *s);
 void sw_metrics_server_allow(sw_metrics_server *s, const char *run_id,
                              const char *token);
 void sw_metrics_server_revoke(sw_metrics_server *s, const char *run_id);
+/* allow() for the token whose SHA-256 (sw_token_hash()) is `hash`: an
+ * adopted attempt, whose token `sweep` no longer has. Thread-safe. */
+void sw_metrics_server_allow_hash(sw_metrics_server *s, const char *run_id,
+                                  const char *hash);
 
 /* The reports waiting, oldest first, linked by sw_metrics_report_next().
  * Each must be answered exactly once, by the loop's thread. */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "orchestrator/token.h"
 #include "sweeps/error.h"
 #include "sweeps/json.h"
 #include "sweeps/value.h"
@@ -149,13 +150,21 @@ int sw_contract_prepare(const char *run_dir, const char *params_json)
     return error;
 }
 
-int sw_contract_write_token(const char *run_dir, const char *token)
+static int write_hash(const char *run_dir, const char *hash)
 {
-    char *path = sw_aprintf("%s/token", run_dir);
-    int error = sw_contract_write_bytes(path, token, strlen(token));
+    char *path = sw_aprintf("%s/token.sha256", run_dir);
+    int error = sw_contract_write_bytes(path, hash, strlen(hash));
 
     free(path);
     return error;
+}
+
+int sw_contract_write_token(const char *run_dir, const char *token)
+{
+    char hash[SW_TOKEN_HASH_LEN + 1];
+
+    sw_token_hash(token, strlen(token), hash);
+    return write_hash(run_dir, hash);
 }
 
 int sw_contract_new_token(char out[SW_CONTRACT_TOKEN_LEN + 1])
@@ -178,16 +187,35 @@ int sw_contract_new_token(char out[SW_CONTRACT_TOKEN_LEN + 1])
     return SW_OK;
 }
 
-char *sw_contract_read_token(const char *run_dir)
+/* The first `cap - 1` bytes of run_dir/name, NUL-terminated; how many. */
+static size_t read_small(const char *run_dir, const char *name, char *buf,
+                         size_t cap)
 {
-    char *path = sw_aprintf("%s/token", run_dir);
-    char buf[SW_CONTRACT_TOKEN_LEN + 2];
+    char *path = sw_aprintf("%s/%s", run_dir, name);
     FILE *f = fopen(path, "re");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
 
     if (f)
         fclose(f);
     free(path);
     buf[n] = '\0';
-    return n == SW_CONTRACT_TOKEN_LEN ? sw_strdup(buf) : NULL;
+    return n;
+}
+
+char *sw_contract_read_token_hash(const char *run_dir)
+{
+    char buf[SW_TOKEN_HASH_LEN + 2], hash[SW_TOKEN_HASH_LEN + 1], *path;
+
+    if (read_small(run_dir, "token.sha256", buf, sizeof(buf)) &&
+        sw_token_is_hash(buf))
+        return sw_strdup(buf);
+    if (read_small(run_dir, "token", buf, sizeof(buf)) != SW_CONTRACT_TOKEN_LEN)
+        return NULL;
+    sw_token_hash(buf, SW_CONTRACT_TOKEN_LEN, hash);
+    if (write_hash(run_dir, hash) == SW_OK) { /* the clear one goes */
+        path = sw_aprintf("%s/token", run_dir);
+        unlink(path);
+        free(path);
+    }
+    return sw_strdup(hash);
 }

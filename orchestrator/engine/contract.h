@@ -7,8 +7,9 @@
  * Under the sweep home ($SWEEP_HOME, default ./.sweep) each run has a
  * folder runs/<run id>/ holding params.json, stdout.log, stderr.log, the
  * checkpoint/ folder that every attempt of the run shares, the
- * executor's status files, `token` (mode 0600: the attempt's metrics
- * token never goes to the store) and `metrics_url` (where to report, read
+ * executor's status files, `token.sha256` (the SHA-256 of the attempt's
+ * metrics token: the token itself is only in the trial's environment,
+ * never on disk nor in the store) and `metrics_url` (where to report, read
  * again by clients after an orchestrator restart moved the server:
  * SWEEP_METRICS_URL_FILE).
  */
@@ -53,11 +54,14 @@ int sw_contract_prepare(const char *run_dir, const char *params_json);
 #define SW_CONTRACT_TOKEN_LEN 64
 int sw_contract_new_token(char out[SW_CONTRACT_TOKEN_LEN + 1]);
 
-/* The token <run_dir>/token holds (the caller frees); NULL when it holds
- * none. */
-char *sw_contract_read_token(const char *run_dir);
+/* The hash of the run's token (sw_token_hash(), the caller frees) that
+ * <run_dir>/token.sha256 holds; NULL when there is none. A token in
+ * clear in <run_dir>/token (by an older sweep) is hashed, and the hash written
+ * in its place. */
+char *sw_contract_read_token_hash(const char *run_dir);
 
-/* Writes the run's token to <run_dir>/token, mode 0600, atomically. */
+/* Writes the hash of the run's token to <run_dir>/token.sha256, mode
+ * 0600, atomically; never the token itself. */
 int sw_contract_write_token(const char *run_dir, const char *token);
 
 /* mkdir -p, with a message naming the folder on failure. New folders are

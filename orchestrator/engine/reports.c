@@ -60,13 +60,15 @@ void sw_engine__revoke(sw_engine *e, sw_slot *s)
         sw_metrics_server_revoke(e->server, s->rec.id);
 }
 
-/* An adopted attempt keeps its token: allowed before the server
- * listens, so its first post after a restart is never refused. */
+/* An adopted attempt keeps its token, which only its trial has: its
+ * hash (s->token holds that for an adopted slot) is allowed before the
+ * server listens, so its first post after a restart is never refused. */
 static void readopt(sw_engine *e, sw_slot *s)
 {
     if (!s->token)
-        s->token = sw_contract_read_token(s->run_dir);
-    sw_engine__grant(e, s); /* none from before metrics over HTTP */
+        s->token = sw_contract_read_token_hash(s->run_dir);
+    if (s->token) /* none from before metrics over HTTP */
+        sw_metrics_server_allow_hash(e->server, s->rec.id, s->token);
 }
 
 /* Its metrics_url file says where the server is now. */

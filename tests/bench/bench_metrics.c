@@ -331,9 +331,10 @@ static bool find_run(reporter *r)
              r->k);
     if (!read_file(path, url, sizeof(url)))
         return false;
-    snprintf(path, sizeof(path), "%s/runs/%s-%d/token", r->home, r->sweep,
+    snprintf(path, sizeof(path), "%s/runs/%s-%d/bench_token", r->home, r->sweep,
              r->k);
     if (!read_file(path, r->token, sizeof(r->token)) ||
+        strlen(r->token) != 64 || /* written whole */
         !(p = strchr(url + 7, ':')))
         return false;
     r->port = atoi(p + 1);
@@ -402,7 +403,9 @@ static int with_engine(engine_run *x, long long *stored)
             "metric: {name: loss, goal: minimize}\n"
             "early_terminate: {type: hyperband, min_iter: 9, eta: 3, "
             "grace: 600}\n"
-            "command: [sleep, '600']\n"
+            /* a trial has its token only in its environment */
+            "command: [/bin/sh, -c, 'printf %%s \"$SWEEP_TOKEN\" > "
+            "\"$SWEEP_RUN_DIR/bench_token\"; exec sleep 600']\n"
             "parameters:\n  k: {values: [",
             REPORTERS);
     for (int i = 0; i < REPORTERS; i++)

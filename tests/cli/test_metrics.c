@@ -19,16 +19,19 @@
  *                              index 2 = 7.5 < 8: stopped at its 4th
  * (docs/stopping.md has the rule; W&B's hyperband_stop_runs gives these.)
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -292,6 +295,99 @@ static void test_resume_knows_adopted_tokens_at_once(void **state)
     sw_h_dispose(&h);
 }
 
+static const char *const *found_tokens; /* for has_token(), by nftw */
+static char found_in[4096];
+
+/* nftw: a file under the sweep home holds one of found_tokens. */
+static int has_token(const char *path, const struct stat *st, int type,
+                     struct FTW *ftw)
+{
+    size_t len = 0, i;
+    char *text;
+
+    (void)st;
+    (void)ftw;
+    if (type != FTW_F || !(text = sw_test_slurp(path, &len)))
+        return 0;
+    for (i = 0; found_tokens[i]; i++)
+        if (memmem(text, len, found_tokens[i], strlen(found_tokens[i]))) {
+            snprintf(found_in, sizeof(found_in), "%s", path);
+            free(text);
+            return 1;
+        }
+    free(text);
+    return 0;
+}
+
+/* Trials of one sweep run as one user and can read each other's run
+ * folders: what they find there must not let one post as another (only
+ * a hash of each token is kept, issue 21), while each posts with its
+ * own; and no file of the sweep home, the store included, holds a
+ * token in clear. */
+static void test_run_folder_holds_no_token(void **state)
+{
+    char *file, *out, *text, *trial, *codes, *line, *tokens, *next;
+    const char *list[3] = {NULL, NULL, NULL};
+    int own = 0, probes = 0, n = 0;
+    sw_h h;
+
+    (void)state;
+    sw_h_init(&h);
+    out = sw_aprintf("%s/out", h.dir);
+    assert_int_equal(mkdir(out, 0700), 0);
+    trial = sw_aprintf("%s/cli/token_trial.py", getenv("SW_TEST_DATA"));
+    text = sw_aprintf("method: grid\nparallel: 2\n"
+                      "command: [/usr/bin/python3, %s]\n"
+                      "parameters:\n  x: {values: [1, 2]}\n"
+                      "  out: {value: '%s'}\n",
+                      trial, out);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state"
+                                    " = 'finished'"),
+                     2);
+    free(text);
+    text = sw_aprintf("%s/codes", out);
+    codes = sw_test_slurp(text, NULL);
+    assert_non_null(codes);
+    for (line = codes; *line; line = next + 1) {
+        next = strchr(line, '\n');
+        assert_non_null(next);
+        *next = '\0';
+        if (strstr(line, " own own ")) {
+            own++;
+            if (!strstr(line, " 200"))
+                fail_msg("its own token refused: %s", line);
+        } else {
+            probes += strstr(line, " token.sha256 theirs ") != NULL;
+            if (!strstr(line, " 401"))
+                fail_msg("posted as another run: %s", line);
+        }
+    }
+    assert_int_equal(own, 2);
+    assert_int_equal(probes, 2);
+    free(text);
+    text = sw_aprintf("%s/tokens", out);
+    tokens = sw_test_slurp(text, NULL);
+    assert_non_null(tokens);
+    for (line = tokens; n < 2 && (next = strchr(line, '\n')); line = next + 1) {
+        *next = '\0';
+        list[n++] = line;
+    }
+    assert_int_equal(n, 2);
+    found_tokens = list;
+    if (nftw(h.home, has_token, 16, FTW_PHYS) != 0)
+        fail_msg("a token in clear in %s", found_in);
+    free(tokens);
+    free(codes);
+    free(text);
+    free(trial);
+    free(file);
+    free(out);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_printing_trial_is_sent_sigterm),
         cmocka_unit_test(test_resume_keeps_values_and_decisions),
         cmocka_unit_test(test_resume_knows_adopted_tokens_at_once),
+        cmocka_unit_test(test_run_folder_holds_no_token),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
