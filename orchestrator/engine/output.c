@@ -21,10 +21,11 @@
 #include "orchestrator/metrics.h"
 
 #define READ_MAX (1 << 20)
-/* @metrics lines recorded in one turn at most: about a millisecond of
- * the loop's time, so a trial printing as fast as it can is read as fast
- * as the store takes it, a turn at a time, between everything else */
-#define TURN_LINES 1000
+/* @metrics lines recorded in one turn at most: a fraction of a
+ * millisecond of the loop's time (a few in a sanitizer's build), so a
+ * trial printing as fast as it can is read as fast as the store takes
+ * it, a turn at a time, between everything else */
+#define TURN_LINES 256
 
 /* Records the report on one line (without its newline), if it is one;
  * whether it was. */

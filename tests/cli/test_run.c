@@ -476,6 +476,20 @@ static void test_adaptive_methods_run_and_resume(void **state)
 }
 
 /* Kills the orchestrator at random moments, resuming after each kill. */
+/* Waits (30 s at most) until the store holds the sweep: a `sweep run`
+ * killed before that leaves nothing to resume. */
+static void wait_sweep(const sw_h *h)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+
+    for (int i = 0; i < 3000; i++) {
+        if (sw_h_count(h, "select count(*) from sweeps") > 0)
+            return;
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("the sweep was never stored");
+}
+
 static void test_chaos_sigkill_and_resume(void **state)
 {
     sw_h h;
@@ -497,6 +511,8 @@ static void test_chaos_sigkill_and_resume(void **state)
                               (long)(50 + sw_rng_below(&rng, 450)) * 1000000L};
         pid = sw_h_start(&h, i == 0 ? run : resume);
         assert_true(pid > 0);
+        if (i == 0) /* killed once it is a sweep, however slow the build */
+            wait_sweep(&h);
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
