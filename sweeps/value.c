@@ -9,6 +9,7 @@
  */
 #include "sweeps/value.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,13 @@ bool sw_value_equal(const sw_value *a, const sw_value *b)
  * Shortest digits: the fewest significant digits (1..17) that strtod reads
  * back as `f`. Fills `digits` (no dot, no trailing zeros) and returns the
  * decimal exponent of the first digit.
+ *
+ * Any decimal of 15 significant digits or fewer that reads back as `f` is
+ * f rounded to 15 digits (their spacing is wider than a double's), so when
+ * f rounded to 15 digits reads back, its digits less trailing zeros are
+ * the shortest; otherwise 16 digits, then 17 (always enough). Three tries
+ * at most instead of up to seventeen, the same digits. (Not so for
+ * subnormals, whose spacing is wider: they try every length.)
  */
 static int shortest_digits(double f, char digits[32])
 {
@@ -226,9 +234,10 @@ static int shortest_digits(double f, char digits[32])
     size_t n = 0;
     char *e;
 
-    for (p = 1; p <= 17; p++) {
+    /* subnormals are sparser than 15 digits: try every length there */
+    for (p = fabs(f) < DBL_MIN ? 1 : 15; p <= 17; p++) {
         snprintf(tmp, sizeof(tmp), "%.*e", p - 1, f);
-        if (strtod(tmp, NULL) == f)
+        if (p == 17 || strtod(tmp, NULL) == f)
             break;
     }
     for (e = tmp; *e && *e != 'e'; e++)
