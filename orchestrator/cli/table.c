@@ -56,30 +56,33 @@ static char *cell_text(const sw_value *v, bool human)
     return sw_buf_detach(&b);
 }
 
+/* Each cell's text is made once, for its column's width and to print. */
 static void print_human(const sw_table *t, FILE *out)
 {
     size_t *w = sw_calloc(t->ncols, sizeof(size_t)), r, c, n;
-    char *s;
+    size_t cells = t->nrows * t->ncols;
+    char **s = sw_calloc(cells ? cells : 1, sizeof(char *));
 
     for (c = 0; c < t->ncols; c++)
         w[c] = strlen(t->cols[c]);
-    for (r = 0; r < t->nrows; r++)
-        for (c = 0; c < t->ncols; c++) {
-            s = cell_text(t->cells[r * t->ncols + c], true);
-            n = strlen(s);
-            w[c] = n > w[c] ? n : w[c];
-            free(s);
-        }
+    for (r = 0; r < cells; r++) {
+        s[r] = cell_text(t->cells[r], true);
+        n = strlen(s[r]);
+        c = r % t->ncols;
+        w[c] = n > w[c] ? n : w[c];
+    }
     for (c = 0; c < t->ncols; c++)
         fprintf(out, "%-*s%s", c + 1 < t->ncols ? (int)w[c] : 0, t->cols[c],
                 c + 1 < t->ncols ? "  " : "\n");
-    for (r = 0; r < t->nrows; r++)
-        for (c = 0; c < t->ncols; c++) {
-            s = cell_text(t->cells[r * t->ncols + c], true);
-            fprintf(out, "%-*s%s", c + 1 < t->ncols ? (int)w[c] : 0, s,
-                    c + 1 < t->ncols ? "  " : "\n");
-            free(s);
-        }
+    for (r = 0; r < cells; r++) {
+        c = r % t->ncols;
+        if (c + 1 < t->ncols)
+            fprintf(out, "%-*s  ", (int)w[c], s[r]);
+        else
+            fprintf(out, "%s\n", s[r]);
+        free(s[r]);
+    }
+    free(s);
     free(w);
 }
 
