@@ -1,7 +1,8 @@
 /*
  * cmd_best.c - `sweep best SWEEP [--top N]`: the best runs by the sweep's
  * metric and goal. A run's value is the last value it reported for the
- * metric (as W&B's summary is); runs without one are not ranked.
+ * metric (as W&B's summary is); runs without one are not ranked. The store
+ * ranks them (sw_store_best_runs), so only the N printed are read.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,41 +15,13 @@ static const char help[] =
     "The N best runs (default 1) of SWEEP (default: the latest) by the\n"
     "sweep's metric, finished runs first, then stopped ones.\n";
 
-static bool maximize;
-
-static int rank(const void *a, const void *b)
-{
-    const sw_run_rec *x = a, *y = b;
-
-    if (x->value == y->value)
-        return x->idx < y->idx ? -1 : 1;
-    return (maximize ? x->value > y->value : x->value < y->value) ? -1 : 1;
-}
-
-/* Keeps finished and stopped runs that have a value; returns the count. */
-static size_t rankable(sw_run_rec *runs, size_t n)
-{
-    size_t i, k = 0;
-
-    for (i = 0; i < n; i++) {
-        if (runs[i].has_value && runs[i].value == runs[i].value &&
-            (runs[i].state == SW_RUN_FINISHED ||
-             runs[i].state == SW_RUN_STOPPED)) {
-            sw_run_rec tmp = runs[k];
-            runs[k++] = runs[i];
-            runs[i] = tmp;
-        }
-    }
-    return k;
-}
-
 static int best(sw_store *st, const char *key, uint64_t top,
                 sw_table_format fmt)
 {
     sw_sweep_rec s;
     sw_run_rec *runs = NULL;
     sw_value *row[7];
-    size_t n = 0, k, i;
+    size_t n = 0, i;
     sw_table t;
     int error;
 
@@ -61,13 +34,12 @@ static int best(sw_store *st, const char *key, uint64_t top,
                              "runs by",
                              s.id);
     if (!error)
-        error = sw_store_list_runs(st, s.id, &runs, &n);
+        error = sw_store_best_runs(st, s.id,
+                                   s.goal && strcmp(s.goal, "maximize") == 0,
+                                   top, &runs, &n);
     if (!error) {
-        maximize = s.goal && strcmp(s.goal, "maximize") == 0;
-        k = rankable(runs, n);
-        qsort(runs, k, sizeof(*runs), rank);
         sw_table_init(&t, 7, sw_cli_run_cols);
-        for (i = 0; i < k && i < top; i++) {
+        for (i = 0; i < n; i++) {
             sw_cli_run_row(row, &runs[i]);
             sw_table_add(&t, row);
         }

@@ -773,22 +773,19 @@ done:
     return error;
 }
 
-/* The runs of a sweep by idx; the caller disposes each and frees *out. */
-int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
-                       size_t *n)
+/* Reads every row of `s` (bound, not yet stepped) as a run into *out. */
+static int collect_runs(sw_store *st, sqlite3_stmt *s, const char *sweep_id,
+                        sw_run_rec **out, size_t *n)
 {
-    sqlite3_stmt *s = st->stmt[Q_LIST_RUNS];
     sw_run_rec *recs = NULL;
     size_t len = 0, cap = 0;
     int error = SW_OK;
-    int rc = sw_store__bind_str(s, 1, sweep_id);
+    int rc;
 
-    while (rc == SQLITE_OK && error == SW_OK &&
-           (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while (error == SW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         sw_grow(&recs, &cap, len + 1, sizeof(*recs));
         memset(&recs[len], 0, sizeof(*recs));
         error = read_run(s, &recs[len++]);
-        rc = SQLITE_OK;
     }
     if (error == SW_OK && rc != SQLITE_DONE)
         error = sw_store__fail(st, "list runs of '%s'", sweep_id);
@@ -798,9 +795,56 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
         free(recs);
         recs = NULL;
     }
-    finish(s);
     *out = recs;
     *n = len;
+    return error;
+}
+
+/* The runs of a sweep by idx; the caller disposes each and frees *out. */
+int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                       size_t *n)
+{
+    sqlite3_stmt *s = st->stmt[Q_LIST_RUNS];
+    int error;
+
+    *out = NULL;
+    *n = 0;
+    if (sw_store__bind_str(s, 1, sweep_id) != SQLITE_OK)
+        error = sw_store__fail(st, "list runs of '%s'", sweep_id);
+    else
+        error = collect_runs(st, s, sweep_id, out, n);
+    finish(s);
+    return error;
+}
+
+#define BEST_SQL(order)                                                        \
+    "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"                        \
+    " AND state IN (?3, ?4) AND value IS NOT NULL"                             \
+    " ORDER BY value " order ", idx LIMIT ?2"
+
+/* The `limit` best finished or stopped runs of a sweep with a value, best
+ * first (ties by idx), ranked by SQLite so only they are read; prepared
+ * here, not at open, as only `sweep best` asks. The caller disposes each
+ * and frees *out. */
+int sw_store_best_runs(sw_store *st, const char *sweep_id, bool maximize,
+                       uint64_t limit, sw_run_rec **out, size_t *n)
+{
+    const char *text = maximize ? BEST_SQL("DESC") : BEST_SQL("ASC");
+    sqlite3_stmt *s = NULL;
+    int error;
+
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(st->db, text, -1, &s, NULL) != SQLITE_OK ||
+        sw_store__bind_str(s, 1, sweep_id) != SQLITE_OK ||
+        sqlite3_bind_int64(s, 2,
+                           limit > INT64_MAX ? INT64_MAX : (int64_t)limit) ||
+        sw_store__bind_str(s, 3, sw_run_state_name(SW_RUN_FINISHED)) ||
+        sw_store__bind_str(s, 4, sw_run_state_name(SW_RUN_STOPPED)))
+        error = sw_store__fail(st, "best runs of '%s'", sweep_id);
+    else
+        error = collect_runs(st, s, sweep_id, out, n);
+    sqlite3_finalize(s);
     return error;
 }
 
