@@ -160,7 +160,10 @@ static int query_open(sw_store *st)
     sqlite3_busy_timeout(db, SW_STORE_BUSY_MS);
     sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
     sqlite3_limit(db, SQLITE_LIMIT_LENGTH, SW_STORE_QUERY_MAX_BYTES);
-    sqlite3_exec(db, "PRAGMA cache_size = -16384", NULL, NULL, NULL);
+    /* SQLite's default 2 MiB: a query's scan of the whole store faults in
+     * every fresh page of a larger cache (16 MiB made count(*) over 1M
+     * metrics 3x the sqlite3 shell's time); the OS caches the file. */
+    sqlite3_exec(db, "PRAGMA cache_size = -2000", NULL, NULL, NULL);
     sqlite3_progress_handler(db, PROGRESS_STEPS, query_progress, st);
     warm_up(db);
     sqlite3_set_authorizer(db, query_auth, st);
