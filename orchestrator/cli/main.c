@@ -2,6 +2,7 @@
  * main.c - the `sweep` tool: finds the subcommand in the table and runs
  * it. Each command lives in its own cmd_<name>.c.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,10 +48,27 @@ static void usage(FILE *out)
     fprintf(out, "\nsweep COMMAND --help shows a command's options.\n");
 }
 
+/* OpenBLAS (loaded for the GP search) starts a thread per core as it
+ * loads, each spinning about 0.1 s before it sleeps: CPU time that a short
+ * command (sweep ls, show, --help) paid many times over, a core's worth
+ * per core. Its own fork handler stops them the same way, and a BLAS call
+ * that wants them starts them again (the engine holds OpenBLAS to one
+ * thread anyway). Looked up at run time: other BLAS builds have none. */
+static void stop_blas_threads(void)
+{
+    int (*stop)(void) = NULL;
+    void *sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+
+    memcpy(&stop, &sym, sizeof(stop));
+    if (stop)
+        stop();
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
 
+    stop_blas_threads();
     if (argc < 2) {
         usage(stderr);
         return SW_EXIT_USAGE;
