@@ -90,20 +90,13 @@ static int open_home(sw_engine *e, const char *home)
  * and the budget record an attempt's end before anyone is told of it. */
 static void own_consumers(sw_engine *e)
 {
-    size_t n = e->n_consumers;
-
     if (e->own_consumers)
         return;
     e->own_consumers = true;
-    sw_engine__subscribe(e, sw_engine__attempts_event, e);
-    sw_engine__subscribe(e, sw_engine__budget_event, e);
-    sw_engine__subscribe(e, sw_engine__progress_event, e);
-    /* rotate the three to the front */
-    for (size_t k = 0; k < n; k++) {
-        e->consumers[e->n_consumers] = e->consumers[0];
-        memmove(e->consumers, e->consumers + 1,
-                e->n_consumers * sizeof(*e->consumers));
-    }
+    /* each before the others: the last put first comes first */
+    sw_engine__subscribe_first(e, sw_engine__progress_event, e);
+    sw_engine__subscribe_first(e, sw_engine__budget_event, e);
+    sw_engine__subscribe_first(e, sw_engine__attempts_event, e);
 }
 
 void sw_engine__init(sw_engine *e)

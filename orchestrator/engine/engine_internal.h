@@ -251,10 +251,11 @@ struct sw_engine {
  * above it in this list (docs/architecture.md draws it).
  *
  * events.c: the one event call. subscribe() adds a consumer after the
- * others; emit() tells each consumer, in order, and returns the first
- * failure (it sets the event's sweep and time); notice() is a message
- * for a person, as an event. */
+ * others, subscribe_first() before them; emit() tells each consumer, in order,
+ * and returns the first failure (it sets the event's sweep and time); notice()
+ * is a message for a person, as an event. */
 void sw_engine__subscribe(sw_engine *e, sw_event_fn fn, void *ctx);
+void sw_engine__subscribe_first(sw_engine *e, sw_event_fn fn, void *ctx);
 int sw_engine__emit(sw_engine *e, sw_event *ev);
 void sw_engine__notice(sw_engine *e, sw_notice_level level, const char *fmt,
                        ...) SW_PRINTF(3, 4);

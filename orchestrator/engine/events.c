@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "orchestrator/engine/engine_internal.h"
 
@@ -16,6 +17,17 @@ void sw_engine__subscribe(sw_engine *e, sw_event_fn fn, void *ctx)
             sizeof(*e->consumers));
     e->consumers[e->n_consumers].fn = fn;
     e->consumers[e->n_consumers].ctx = ctx;
+    e->n_consumers++;
+}
+
+void sw_engine__subscribe_first(sw_engine *e, sw_event_fn fn, void *ctx)
+{
+    sw_grow(&e->consumers, &e->cap_consumers, e->n_consumers + 1,
+            sizeof(*e->consumers));
+    memmove(e->consumers + 1, e->consumers,
+            e->n_consumers * sizeof(*e->consumers));
+    e->consumers[0].fn = fn;
+    e->consumers[0].ctx = ctx;
     e->n_consumers++;
 }
 
