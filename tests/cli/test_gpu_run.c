@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,6 +427,23 @@ static size_t runs_on(const sw_value *doc, size_t gpu)
     return runs->u.list.len;
 }
 
+/* How many trials are between their start and their end now: each
+ * keeps a file in $PROCS meanwhile. */
+static int started(const fixture *f)
+{
+    char *procs = sw_aprintf("%s/procs", f->h.dir);
+    DIR *d = opendir(procs);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    free(procs);
+    return n;
+}
+
 /* A sweep resumed after gpu_memory: auto learned goes on packing by
  * what it learned: only the very first trial ever had a whole GPU, and
  * new trials join the re-adopted ones at once. */
@@ -448,12 +466,16 @@ static void test_auto_memory_survives_resume(void **state)
     machine(f, "driver 580.159.04\ngpu GPU-a0 17179869184 0 40 0 L4\n");
     pid = sw_h_start(&f->h, args);
     assert_true(pid > 0);
-    for (i = 0; i < 1000 && sw_h_count(&f->h, "select count(*) from runs"
-                                              " where state = 'running' and"
-                                              " gpus ->> '$.memory' ="
-                                              " 3758096384") < 2;
+    /* both packed trials stored as running and started (their process
+     * files written), however slow the machine is */
+    for (i = 0; i < 3000 && (sw_h_count(&f->h, "select count(*) from runs"
+                                               " where state = 'running' and"
+                                               " gpus ->> '$.memory' ="
+                                               " 3758096384") < 2 ||
+                             started(f) < 2);
          i++)
         nanosleep(&ts, NULL);
+    assert_true(i < 3000);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     clock_gettime(CLOCK_REALTIME, &now);
