@@ -7,8 +7,11 @@
  * floats they name (so is a string holding exactly one of them).
  *
  * Names are stored and printed as JSON later, so a name must be valid
- * UTF-8 without control characters; one that is not is skipped, not the
- * report. A NUL refuses the report: the JSON reader would stop at it and
+ * UTF-8 without control characters, and 1 to SW_METRICS_NAME_MAX bytes
+ * long; one that is not is skipped, not the report (over HTTP, which can
+ * say why, it refuses the report). A report holds at most
+ * SW_METRICS_VALUES_MAX values, so one report cannot hold the loop for
+ * long; the reader is linear in the report's length. A NUL refuses the report: the JSON reader would stop at it and
  * read a cut key or value as if it were whole.
  */
 #include "orchestrator/metrics.h"
@@ -68,14 +71,17 @@ static size_t seq_len(unsigned char c, uint32_t *min)
     return n;
 }
 
-/* Whether `name` is valid UTF-8 (no overlong forms, surrogates or code
- * points past U+10FFFF) free of C0 and C1 controls and DEL. */
+/* Whether `name` is 1 to SW_METRICS_NAME_MAX bytes of valid UTF-8 (no
+ * overlong forms, surrogates or code points past U+10FFFF) free of C0 and
+ * C1 controls and DEL. */
 static bool good_name(const char *name)
 {
     const unsigned char *p = (const unsigned char *)name;
     uint32_t cp, min;
     size_t n, k;
 
+    if (!*name || strnlen(name, SW_METRICS_NAME_MAX + 1) > SW_METRICS_NAME_MAX)
+        return false;
     while (*p) {
         if ((n = seq_len(*p, &min)) == 0)
             return false;
@@ -167,7 +173,10 @@ static void quote_specials(sw_buf *out, const char *s, size_t len)
     }
 }
 
-static int parse_object(sw_metric_batch *b, const sw_value *obj)
+/* Adds one report object's values; *values counts the report's names so
+ * far, over all its objects. */
+static int parse_object(sw_metric_batch *b, const sw_value *obj,
+                        size_t *values)
 {
     const sw_value *step = sw_value_map_get(obj, "step");
     int64_t s = -1;
@@ -184,10 +193,15 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj)
         const sw_value *v = obj->u.map.vals[i];
         if (strcmp(obj->u.map.keys[i], "step") == 0)
             continue;
+        if (++*values > SW_METRICS_VALUES_MAX)
+            return sw_error_set(SW_EOVERFLOW,
+                                "a report holds at most %d values",
+                                SW_METRICS_VALUES_MAX);
         if (!good_name(obj->u.map.keys[i]) && b->strict)
             return sw_error_set(SW_EINVALID,
-                                "a metric name must be UTF-8 without "
-                                "control characters");
+                                "a metric name must be 1 to %d bytes of "
+                                "UTF-8 without control characters",
+                                SW_METRICS_NAME_MAX);
         if (!good_name(obj->u.map.keys[i]))
             b->refused++;
         else if (metric_value(v, &d))
@@ -204,7 +218,7 @@ int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len)
 {
     sw_buf text = SW_BUF_INIT;
     sw_value *v = NULL;
-    size_t start = b->len, refused = b->refused, i;
+    size_t start = b->len, refused = b->refused, values = 0, i;
     int error;
 
     if (has_nul(json, len))
@@ -216,9 +230,9 @@ int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len)
         return error;
     if (v->type == SW_LIST) {
         for (i = 0; i < v->u.list.len && !error; i++)
-            error = parse_object(b, v->u.list.items[i]);
+            error = parse_object(b, v->u.list.items[i], &values);
     } else {
-        error = parse_object(b, v);
+        error = parse_object(b, v, &values);
     }
     sw_value_free(v);
     while (error && b->len > start)

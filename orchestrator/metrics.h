@@ -23,17 +23,25 @@ typedef struct {
                        would be skipped (HTTP reports say why they fail) */
 } sw_metric_batch;
 
+/* Limits on one report (one POST or one `@metrics` line, array
+ * included): a name is 1 to SW_METRICS_NAME_MAX bytes, and a report holds
+ * at most SW_METRICS_VALUES_MAX values. */
+#define SW_METRICS_NAME_MAX 256
+#define SW_METRICS_VALUES_MAX 10000
+
 void sw_metric_batch_init(sw_metric_batch *b);
 void sw_metric_batch_dispose(sw_metric_batch *b);
 
-/* Parses one report (the JSON after `@metrics`) into `b`. Numbers and
- * booleans count; other values (strings, maps) are skipped, and so are
- * names that are not valid UTF-8 or hold control characters (counted in
- * b->refused). Fails with SW_EINVALID (and adds nothing) when the report
- * is not a JSON object or an array of objects, `step` is not a
- * non-negative integer, or the text holds a NUL (raw or `\u0000`); with
+/* Parses one report (the JSON after `@metrics`) into `b`, in time linear
+ * in its length. Numbers and booleans count; other values (strings,
+ * maps) are skipped, and so are names that are empty, longer than
+ * SW_METRICS_NAME_MAX, not valid UTF-8 or hold control characters
+ * (counted in b->refused). Fails with SW_EINVALID (and adds nothing) when
+ * the report is not a JSON object or an array of objects, `step` is not
+ * a non-negative integer, or the text holds a NUL (raw or `\u0000`); with
  * b->strict, also over a value that is not a number or a boolean, or a
- * name that would be skipped. */
+ * name that would be skipped. Fails with SW_EOVERFLOW when the report
+ * holds more than SW_METRICS_VALUES_MAX values. */
 int sw_metrics_parse(sw_metric_batch *b, const char *json, size_t len);
 
 /* When `line` (without its newline) is a `@metrics` line, returns a

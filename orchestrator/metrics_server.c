@@ -328,12 +328,15 @@ static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
         return respond(r->conn, MHD_HTTP_CONTENT_TOO_LARGE, false,
                        "the report is over the body limit");
     r->batch.strict = true;
-    if (sw_metrics_parse(&r->batch, sw_buf_cstr(&r->body), r->body.len) !=
-        SW_OK) {
+    if ((status = sw_metrics_parse(&r->batch, sw_buf_cstr(&r->body),
+                                   r->body.len)) != SW_OK) {
         pthread_mutex_lock(&s->lock);
         s->stats.refused++;
         pthread_mutex_unlock(&s->lock);
-        return respond(r->conn, MHD_HTTP_BAD_REQUEST, false, sw_error_last());
+        return respond(r->conn,
+                       status == SW_EOVERFLOW ? MHD_HTTP_CONTENT_TOO_LARGE
+                                              : MHD_HTTP_BAD_REQUEST,
+                       false, sw_error_last());
     }
     if ((status = enqueue(s, r, &wake)) != 0)
         return respond(r->conn, status, false, why(status));

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,16 +142,55 @@ static void pairs_dispose(pairs *ps)
     memset(ps, 0, sizeof(*ps));
 }
 
+/* An index of a mapping's keys while it is assembled, so a mapping of
+ * n keys takes O(n), not O(n^2): open addressing over the keys' slots in
+ * the map (SIZE_MAX: empty), at most half full. */
+typedef struct {
+    size_t *slots, mask;
+} key_index;
+
+static size_t key_hash(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static void key_index_init(key_index *ix, size_t n)
+{
+    size_t cap = 8, i;
+
+    while (cap < 2 * n)
+        cap *= 2;
+    ix->slots = sw_malloc(cap * sizeof(*ix->slots));
+    for (i = 0; i < cap; i++)
+        ix->slots[i] = SIZE_MAX;
+    ix->mask = cap - 1;
+}
+
+/* The slot of `key` in the index: where `map` holds it, or the empty
+ * slot where it would go. */
+static size_t *key_slot(const key_index *ix, const sw_value *map,
+                        const char *key)
+{
+    size_t h = key_hash(key) & ix->mask;
+
+    while (ix->slots[h] != SIZE_MAX &&
+           strcmp(map->u.map.keys[ix->slots[h]], key) != 0)
+        h = (h + 1) & ix->mask;
+    return &ix->slots[h];
+}
+
 /* Puts one pair into `map`: a key seen before keeps its place and takes
  * the new value, as a Python dict does. Consumes the pair. */
-static void put_pair(reader *r, sw_value *map, pair *p, bool own, bool *owns)
+static void put_pair(reader *r, sw_value *map, key_index *ix, pair *p,
+                     bool own, bool *owns)
 {
-    size_t i;
+    size_t *slot = key_slot(ix, map, p->key), i = *slot;
 
-    for (i = 0; i < map->u.map.len; i++)
-        if (strcmp(map->u.map.keys[i], p->key) == 0)
-            break;
-    if (i < map->u.map.len) {
+    if (i != SIZE_MAX) {
         if (own && owns[i])
             sw_diags_add(r->diags, true, p->line, p->col, NULL,
                          "duplicate key '%s': the last one wins, as in W&B",
@@ -158,7 +198,9 @@ static void put_pair(reader *r, sw_value *map, pair *p, bool own, bool *owns)
         bury(r, map->u.map.vals[i]);
         map->u.map.vals[i] = p->val;
     } else {
-        sw_value_map_set(map, p->key, p->val);
+        i = *slot = map->u.map.len;
+        sw_value_map_append(map, p->key, p->val);
+        p->key = NULL; /* the map has it */
     }
     owns[i] = own;
     if (own)
@@ -168,18 +210,20 @@ static void put_pair(reader *r, sw_value *map, pair *p, bool own, bool *owns)
     p->val = NULL;
 }
 
-/* Builds a finished mapping: merged pairs first, then its own, so its
- * own keys win (PyYAML's flatten_mapping). */
+/* The frame's pairs, merged ones first, into its mapping. */
 static void assemble_map(reader *r, frame *f)
 {
-    bool *owns = sw_calloc(f->merged.len + f->own.len + 1, sizeof(bool));
-    size_t i;
+    size_t n = f->merged.len + f->own.len, i;
+    bool *owns = sw_calloc(n + 1, sizeof(bool));
+    key_index ix;
 
+    key_index_init(&ix, n);
     for (i = 0; i < f->merged.len; i++)
-        put_pair(r, f->v, &f->merged.items[i], false, owns);
+        put_pair(r, f->v, &ix, &f->merged.items[i], false, owns);
     for (i = 0; i < f->own.len; i++)
-        put_pair(r, f->v, &f->own.items[i], true, owns);
+        put_pair(r, f->v, &ix, &f->own.items[i], true, owns);
     f->merged.len = f->own.len = 0;
+    free(ix.slots);
     free(owns);
 }
 

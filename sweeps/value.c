@@ -135,7 +135,7 @@ void sw_value_list_push(sw_value *list, sw_value *item)
 
 void sw_value_map_set(sw_value *map, const char *key, sw_value *val)
 {
-    size_t i, cap;
+    size_t i;
 
     for (i = 0; i < map->u.map.len; i++) {
         if (strcmp(map->u.map.keys[i], key) == 0) {
@@ -144,12 +144,18 @@ void sw_value_map_set(sw_value *map, const char *key, sw_value *val)
             return;
         }
     }
-    cap = map->u.map.cap;
+    sw_value_map_append(map, sw_strdup(key), val);
+}
+
+void sw_value_map_append(sw_value *map, char *key, sw_value *val)
+{
+    size_t cap = map->u.map.cap;
+
     sw_grow(&map->u.map.keys, &cap, map->u.map.len + 1, sizeof(char *));
     cap = map->u.map.cap;
     sw_grow(&map->u.map.vals, &cap, map->u.map.len + 1, sizeof(sw_value *));
     map->u.map.cap = cap;
-    map->u.map.keys[map->u.map.len] = sw_strdup(key);
+    map->u.map.keys[map->u.map.len] = key;
     map->u.map.vals[map->u.map.len++] = val;
 }
 

@@ -65,6 +65,9 @@ void sw_value_list_push(sw_value *list, sw_value *item);
 /* Sets `key` in a map, replacing (and freeing) any old value; consumes
  * `val`. */
 void sw_value_map_set(sw_value *map, const char *key, sw_value *val);
+/* Appends `key` and `val` without looking for an equal key (the caller
+ * knows there is none); consumes both. */
+void sw_value_map_append(sw_value *map, char *key, sw_value *val);
 /* The value of `key` in `map`, or NULL (also when `map` is not a map). */
 sw_value *sw_value_map_get(const sw_value *map, const char *key);
 

@@ -10,10 +10,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "orchestrator/metrics.h"
+#include "sweeps/buf.h"
 #include "sweeps/error.h"
 
 static int parse(sw_metric_batch *b, const char *json)
@@ -113,6 +115,93 @@ static void test_bad_names_are_refused(void **state)
     }
 }
 
+/* A name is 1 to SW_METRICS_NAME_MAX bytes: an empty one or a longer one
+ * is skipped (refused over HTTP), the longest allowed kept. */
+static void test_name_length(void **state)
+{
+    char longest[SW_METRICS_NAME_MAX + 2], *json;
+    sw_metric_batch b;
+
+    (void)state;
+    memset(longest, 'n', sizeof(longest) - 2);
+    longest[SW_METRICS_NAME_MAX] = '\0';
+    sw_metric_batch_init(&b);
+    json = sw_aprintf("{\"\": 1, \"%s\": 2, \"%sx\": 3}", longest, longest);
+    assert_int_equal(parse(&b, json), SW_OK);
+    assert_int_equal(b.len, 1);
+    assert_int_equal(strlen(b.items[0].name), SW_METRICS_NAME_MAX);
+    assert_int_equal(b.refused, 2);
+    sw_metric_batch_dispose(&b);
+    b.strict = true;
+    assert_int_equal(parse(&b, "{\"\": 1}"), SW_EINVALID);
+    free(json);
+    json = sw_aprintf("{\"%sx\": 3}", longest);
+    assert_int_equal(parse(&b, json), SW_EINVALID);
+    assert_non_null(strstr(sw_error_last(), "1 to 256 bytes"));
+    free(json);
+    sw_metric_batch_dispose(&b);
+}
+
+/* `n` values named k0, k1, ... in one object, or one object each. */
+static char *many(size_t n, bool split)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t i;
+
+    sw_buf_puts(&b, split ? "[" : "{");
+    for (i = 0; i < n; i++)
+        sw_buf_printf(&b, split ? "%s{\"k%zu\": %zu}" : "%s\"k%zu\": %zu",
+                      i ? ", " : "", i, i);
+    sw_buf_puts(&b, split ? "]" : "}");
+    return sw_buf_detach(&b);
+}
+
+/* A report holds at most SW_METRICS_VALUES_MAX values, in one object or
+ * across an array; one more refuses the whole report. */
+static void test_values_per_report(void **state)
+{
+    sw_metric_batch b;
+    char *json;
+    int split;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    for (split = 0; split < 2; split++) {
+        json = many(SW_METRICS_VALUES_MAX, split);
+        assert_int_equal(parse(&b, json), SW_OK);
+        assert_int_equal(b.len, SW_METRICS_VALUES_MAX);
+        assert_string_equal(b.items[SW_METRICS_VALUES_MAX - 1].name, "k9999");
+        free(json);
+        sw_metric_batch_dispose(&b);
+        json = many(SW_METRICS_VALUES_MAX + 1, split);
+        assert_int_equal(parse(&b, json), SW_EOVERFLOW);
+        assert_int_equal(b.len, 0);
+        free(json);
+    }
+    sw_metric_batch_dispose(&b);
+}
+
+/* A repeated name keeps its first place and takes the last value, as a
+ * Python dict does, whatever the report's size. */
+static void test_repeated_names(void **state)
+{
+    sw_metric_batch b;
+    char *json = many(2000, false), *dup;
+
+    (void)state;
+    json[strlen(json) - 1] = '\0';
+    dup = sw_aprintf("%s, \"k7\": -1, \"k1999\": -2}", json);
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, dup), SW_OK);
+    assert_int_equal(b.len, 2000);
+    assert_string_equal(b.items[7].name, "k7");
+    assert_true(b.items[7].value == -1);
+    assert_true(b.items[1999].value == -2);
+    sw_metric_batch_dispose(&b);
+    free(dup);
+    free(json);
+}
+
 /* The JSON reader stops at a NUL: a cut key or value must not be read
  * as if it were whole. */
 static void test_a_nul_refuses_the_report(void **state)
@@ -152,6 +241,9 @@ int main(void)
         cmocka_unit_test(test_python_non_finite),
         cmocka_unit_test(test_bad_reports_add_nothing),
         cmocka_unit_test(test_bad_names_are_refused),
+        cmocka_unit_test(test_name_length),
+        cmocka_unit_test(test_values_per_report),
+        cmocka_unit_test(test_repeated_names),
         cmocka_unit_test(test_a_nul_refuses_the_report),
         cmocka_unit_test(test_metrics_lines),
     };
