@@ -2,15 +2,29 @@
  * metrics_server.c - the metrics endpoint on libmicrohttpd: the only file
  * that includes <microhttpd.h>.
  *
- * libmicrohttpd runs a thread per connection: it reads each request,
- * checks its path, method, size and token, and parses its body. A good
- * one becomes a report: it joins a bounded queue, an eventfd wakes the
- * engine's loop (when the queue was empty), and the connection's thread
- * waits. The loop takes the whole queue, commits it in one transaction,
- * answers each report and wakes the waiting threads once for all, and
- * each sends its answer. So nothing slow stands between a report and its
- * answer but the commit itself, a 200 is only ever sent for committed
- * values, and the loop's cost per report is a few stores in memory.
+ * libmicrohttpd runs a small pool of threads, each watching its share
+ * of the connections with epoll, so an idle or slow connection costs a
+ * descriptor and a little memory, never a thread. A worker reads each
+ * request, checks its path, method, size and token, and parses its body.
+ * A good one becomes a report: it joins a bounded queue, its connection
+ * is suspended (the worker goes on with the others), and an eventfd
+ * wakes the engine's loop (when the queue was empty). The loop takes the
+ * whole queue, commits it in one transaction, answers each report and
+ * resumes their connections, and the workers send the answers. So
+ * nothing slow stands between a report and its answer but the commit
+ * itself, a 200 is only ever sent for committed values, and the loop's
+ * cost per report is a few stores in memory.
+ *
+ * Hostile or broken clients cannot lock the others out. A request must
+ * arrive whole within the request deadline, counted from when its
+ * connection could send it (opened, or the previous answer sent), not
+ * from its last byte: a reaper thread shuts down connections past it.
+ * One client address holds at most a quarter of the connections, and
+ * when an address (or the server) is at its bound, its oldest connection
+ * that has not sent a whole request is shut to make room, so a client
+ * holding many slow connections loses them to ones that send. A report
+ * waiting for the loop is never cut. A body declared over the limit is
+ * answered 413 at once.
  *
  * Only the SHA-256 of each run's token is kept (token.h): a request's
  * token is hashed and compared in constant time against every run's. The queue
@@ -29,7 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/token.h"
@@ -50,6 +66,19 @@ typedef struct {
 
 typedef enum { REQ_READING, REQ_WAITING, REQ_ANSWERED } req_phase;
 
+/* One open connection, from libmicrohttpd's notice that it started to
+ * the one that it closed (the descriptor stays open until then, so
+ * shutting it down under the lock never reaches another connection). */
+typedef struct peer {
+    int fd;
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    double since;             /* monotonic: when it could send its request */
+    bool waiting;             /* its report is with the loop: never cut */
+    bool cut;                 /* shut down; closes soon */
+    struct peer *prev, *next; /* oldest `since` first */
+} peer;
+
 struct sw_metrics_report {
     sw_metrics_server *srv;
     struct MHD_Connection *conn;
@@ -61,7 +90,9 @@ struct sw_metrics_report {
     int status;
     bool stop;
     char *message;
-    sw_metrics_report *next;
+    peer *peer;                   /* its connection's */
+    sw_metrics_report *next;      /* in the queue */
+    sw_metrics_report *next_done; /* answered, to resume at flush */
 };
 
 struct sw_metrics_server {
@@ -72,13 +103,20 @@ struct sw_metrics_server {
     size_t body_limit, queue_limit, run_limit;
     char *listen; /* what listen() binds: opts' listen, prefer_port */
     int prefer_port;
-    unsigned int max_connections;
-    pthread_mutex_t lock;    /* the grants, the queue, answers, counters */
-    pthread_cond_t answered; /* some waiting report was answered */
+    unsigned int max_connections, per_address;
+    double deadline;      /* seconds for a whole request */
+    pthread_mutex_t lock; /* grants, queue, answers, peers, counters */
     grant *grants;
     size_t n_grants, cap_grants;
     sw_metrics_report *head, *tail;
+    sw_metrics_report *done; /* answered since the last flush */
     size_t queued;
+    bool closing; /* free() has begun: nothing more joins the queue */
+    peer *oldest, *newest;
+    size_t peers; /* not cut */
+    pthread_t reaper;
+    bool reaping, quit;
+    pthread_cond_t tick; /* wakes the reaper early: quit */
     sw_metrics_server_stats stats;
 };
 
@@ -191,6 +229,175 @@ void sw_metrics_server_revoke(sw_metrics_server *s, const char *run_id)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- connections ---------------------------------------------------- */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void unlink_peer(sw_metrics_server *s, peer *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        s->oldest = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    else
+        s->newest = p->prev;
+    p->prev = p->next = NULL;
+}
+
+static void append_peer(sw_metrics_server *s, peer *p)
+{
+    p->prev = s->newest;
+    p->next = NULL;
+    if (s->newest)
+        s->newest->next = p;
+    else
+        s->oldest = p;
+    s->newest = p;
+}
+
+/* `p` may send its next request from now on. Under the lock. */
+static void restart_peer(sw_metrics_server *s, peer *p)
+{
+    p->since = mono_now();
+    p->waiting = false;
+    unlink_peer(s, p);
+    append_peer(s, p);
+}
+
+/* Shuts `p` down; libmicrohttpd sees it end and closes it. Under the
+ * lock, so `p` (and its descriptor) are still open. */
+static void cut(sw_metrics_server *s, peer *p)
+{
+    if (p->fd >= 0)
+        shutdown(p->fd, SHUT_RDWR);
+    p->cut = true;
+    s->peers--;
+    s->stats.cut++;
+}
+
+/* Whether two socket addresses are of the same host (ports aside). */
+static bool same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family)
+        return false;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->sa_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+    return true;
+}
+
+/* Admits a connection from `addr`, first making room when its address
+ * or the server is at its bound: the oldest connection (of that address,
+ * or of anyone) that has not handed a whole request over is cut. Refused
+ * only when every one there is waiting for the loop. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+                                 socklen_t len)
+{
+    sw_metrics_server *s = cls;
+    peer *p, *mine_old = NULL, *any_old = NULL;
+    size_t mine = 0;
+    bool ok = true;
+
+    (void)len;
+    pthread_mutex_lock(&s->lock);
+    for (p = s->oldest; p; p = p->next) {
+        bool same = !p->cut && same_host((struct sockaddr *)&p->addr, addr);
+
+        mine += same;
+        if (p->cut || p->waiting)
+            continue;
+        any_old = any_old ? any_old : p;
+        mine_old = mine_old || !same ? mine_old : p;
+    }
+    if (mine >= s->per_address && (ok = mine_old != NULL))
+        cut(s, mine_old);
+    else if (mine < s->per_address && s->peers >= s->max_connections &&
+             (ok = any_old != NULL))
+        cut(s, any_old);
+    s->stats.turned_away += !ok;
+    pthread_mutex_unlock(&s->lock);
+    return ok ? MHD_YES : MHD_NO;
+}
+
+/* Keeps a peer for each connection, from its start to its close. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    sw_metrics_server *s = cls;
+    const union MHD_ConnectionInfo *fd, *addr;
+    peer *p = *ctx;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        p = sw_calloc(1, sizeof(*p));
+        fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        p->fd = fd ? fd->connect_fd : -1;
+        if (addr && addr->client_addr) {
+            p->addr_len = addr->client_addr->sa_family == AF_INET6
+                              ? sizeof(struct sockaddr_in6)
+                              : sizeof(struct sockaddr_in);
+            memcpy(&p->addr, addr->client_addr, p->addr_len);
+        }
+        p->since = mono_now();
+        pthread_mutex_lock(&s->lock);
+        append_peer(s, p);
+        s->peers++;
+        pthread_mutex_unlock(&s->lock);
+        *ctx = p;
+        return;
+    }
+    if (!p)
+        return;
+    pthread_mutex_lock(&s->lock);
+    unlink_peer(s, p);
+    s->peers -= !p->cut;
+    pthread_mutex_unlock(&s->lock);
+    free(p);
+    *ctx = NULL;
+}
+
+/* The reaper: cuts every connection whose request has not arrived whole
+ * within the deadline, then sleeps until the next one could be due. */
+static void *reap(void *arg)
+{
+    sw_metrics_server *s = arg;
+    struct timespec until;
+    double now, next;
+    peer *p;
+
+    pthread_mutex_lock(&s->lock);
+    while (!s->quit) {
+        now = mono_now();
+        next = now + s->deadline;
+        for (p = s->oldest; p; p = p->next) {
+            if (p->since + s->deadline > now) {
+                next = p->since + s->deadline;
+                break;
+            }
+            if (!p->cut && !p->waiting)
+                cut(s, p);
+        }
+        next += 0.01; /* past it, not a hair before */
+        until.tv_sec = (time_t)next;
+        until.tv_nsec = (long)((next - (double)until.tv_sec) * 1e9);
+        pthread_cond_timedwait(&s->tick, &s->lock, &until);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
 /* ---- requests ------------------------------------------------------- */
 
 /* The run id in `url`, copied into `out`; false when the path is not
@@ -256,23 +463,28 @@ static void wake_loop(sw_metrics_server *s)
         ;
 }
 
-/* Queues a parsed report for the loop: 0, or 401/403/503. *wake says
- * whether the queue was empty: only then must the loop be woken, since
- * sw_metrics_server_take() takes all of it. */
-static int enqueue(sw_metrics_server *s, sw_metrics_report *r, bool *wake)
+/* Hands a parsed report to the loop; its connection is suspended
+ * already, and is resumed when the loop (or, for 401, 403 or 503, this
+ * function) has answered. Only a queue that was empty wakes the loop,
+ * since sw_metrics_server_take() takes all of it. */
+static void join(sw_metrics_server *s, sw_metrics_report *r)
 {
     grant *g = NULL;
+    bool wake = false;
     int status;
 
     pthread_mutex_lock(&s->lock);
     status = authorize(s, r->conn, r->run, &g);
-    if (!status && (s->queued >= s->queue_limit || g->pending >= s->run_limit))
+    if (!status && (s->closing || s->queued >= s->queue_limit ||
+                    g->pending >= s->run_limit))
         status = MHD_HTTP_SERVICE_UNAVAILABLE;
     if (!status) {
         g->pending++;
         s->queued++;
         r->phase = REQ_WAITING;
-        *wake = s->head == NULL;
+        if (r->peer)
+            r->peer->waiting = true;
+        wake = s->head == NULL;
         if (s->tail)
             s->tail->next = r;
         else
@@ -282,9 +494,14 @@ static int enqueue(sw_metrics_server *s, sw_metrics_report *r, bool *wake)
     } else {
         s->stats.busy += status == MHD_HTTP_SERVICE_UNAVAILABLE;
         s->stats.refused += status != MHD_HTTP_SERVICE_UNAVAILABLE;
+        r->status = status;
+        r->phase = REQ_ANSWERED;
     }
     pthread_mutex_unlock(&s->lock);
-    return status;
+    if (status)
+        MHD_resume_connection(r->conn);
+    else if (wake)
+        wake_loop(s);
 }
 
 static const char *why(int status)
@@ -300,22 +517,12 @@ static const char *why(int status)
     return "error";
 }
 
-/* Waits (on the connection's own thread) for the loop's answer. */
-static void await_answer(sw_metrics_server *s, sw_metrics_report *r)
-{
-    pthread_mutex_lock(&s->lock);
-    while (r->phase != REQ_ANSWERED)
-        pthread_cond_wait(&s->answered, &s->lock);
-    pthread_mutex_unlock(&s->lock);
-}
-
 /* A whole request has arrived: answer what is wrong with it, or hand it
- * to the loop and wait for the loop's answer. */
+ * to the loop; libmicrohttpd calls again once it is answered. */
 static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
                              const char *url, const char *method)
 {
-    bool wake = false;
-    int status;
+    int error;
 
     if (!run_of(url, r->run))
         return respond(r->conn, MHD_HTTP_NOT_FOUND, false,
@@ -328,22 +535,20 @@ static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
         return respond(r->conn, MHD_HTTP_CONTENT_TOO_LARGE, false,
                        "the report is over the body limit");
     r->batch.strict = true;
-    if ((status = sw_metrics_parse(&r->batch, sw_buf_cstr(&r->body),
-                                   r->body.len)) != SW_OK) {
+    if ((error = sw_metrics_parse(&r->batch, sw_buf_cstr(&r->body),
+                                  r->body.len)) != SW_OK) {
         pthread_mutex_lock(&s->lock);
         s->stats.refused++;
         pthread_mutex_unlock(&s->lock);
         return respond(r->conn,
-                       status == SW_EOVERFLOW ? MHD_HTTP_CONTENT_TOO_LARGE
-                                              : MHD_HTTP_BAD_REQUEST,
+                       error == SW_EOVERFLOW ? MHD_HTTP_CONTENT_TOO_LARGE
+                                             : MHD_HTTP_BAD_REQUEST,
                        false, sw_error_last());
     }
-    if ((status = enqueue(s, r, &wake)) != 0)
-        return respond(r->conn, status, false, why(status));
-    if (wake)
-        wake_loop(s);
-    await_answer(s, r);
-    return respond(r->conn, r->status, r->stop, r->message);
+    sw_buf_dispose(&r->body);
+    MHD_suspend_connection(r->conn);
+    join(s, r);
+    return MHD_YES;
 }
 
 static void take_body(sw_metrics_server *s, sw_metrics_report *r,
@@ -379,21 +584,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
     sw_metrics_server *s = cls;
     sw_metrics_report *r = *con_cls;
+    const union MHD_ConnectionInfo *ctx;
 
     (void)version;
     if (!r) {
         r = sw_calloc(1, sizeof(*r));
         r->srv = s;
         r->conn = c;
+        ctx = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->peer = ctx ? ctx->socket_context : NULL;
         sw_metric_batch_init(&r->batch);
         *con_cls = r;
         pthread_mutex_lock(&s->lock);
         s->stats.requests++;
         pthread_mutex_unlock(&s->lock);
-        if (declares_too_much(s, c))
-            r->too_large = true; /* answered once the body is skipped */
+        if (declares_too_much(s, c)) /* answered now, the body unread */
+            return respond(c, MHD_HTTP_CONTENT_TOO_LARGE, false,
+                           "the report is over the body limit");
         return MHD_YES;
     }
+    if (r->phase == REQ_ANSWERED)
+        return respond(c, r->status, r->stop,
+                       r->message ? r->message : why(r->status));
     if (*size) {
         take_body(s, r, data, *size);
         *size = 0;
@@ -410,14 +622,24 @@ static void free_report(sw_metrics_report *r)
     free(r);
 }
 
+/* A request ended (answered, or its connection closed): its connection
+ * may send the next one, with a deadline of its own. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode why_ended)
 {
-    (void)cls;
+    sw_metrics_server *s = cls;
+    sw_metrics_report *r = *con_cls;
+
     (void)c;
     (void)why_ended;
-    if (*con_cls)
-        free_report(*con_cls);
+    if (!r)
+        return;
+    if (r->peer) {
+        pthread_mutex_lock(&s->lock);
+        restart_peer(s, r->peer);
+        pthread_mutex_unlock(&s->lock);
+    }
+    free_report(r);
     *con_cls = NULL;
 }
 
@@ -467,15 +689,24 @@ void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
     r->stop = stop;
     r->message = copy;
     r->next = NULL;
-    r->phase = REQ_ANSWERED; /* r belongs to its connection again */
+    r->phase = REQ_ANSWERED;
+    r->next_done = s->done;
+    s->done = r;
     pthread_mutex_unlock(&s->lock);
 }
 
 void sw_metrics_server_flush(sw_metrics_server *s)
 {
+    sw_metrics_report *r, *next;
+
     pthread_mutex_lock(&s->lock);
-    pthread_cond_broadcast(&s->answered);
+    r = s->done;
+    s->done = NULL;
     pthread_mutex_unlock(&s->lock);
+    for (; r; r = next) {
+        next = r->next_done; /* r belongs to its connection once resumed */
+        MHD_resume_connection(r->conn);
+    }
 }
 
 /* ---- starting and stopping ------------------------------------------ */
@@ -545,22 +776,55 @@ static void set_port(struct sockaddr_storage *a, int port)
         ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
 }
 
-/* A thread each: past this many connections at once, new ones are
- * refused (the clients retry). */
-static struct MHD_Daemon *start_daemon(sw_metrics_server *s,
-                                       struct sockaddr_storage *a,
-                                       unsigned int max_connections)
+/* The workers: one per CPU, from 2 to 4 (parsing a large report on one
+ * does not hold up the others). */
+static unsigned int pool_size(void)
 {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-                         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n < 2 ? 2u : n > 4 ? 4u : (unsigned int)n;
+}
+
+/* libmicrohttpd's own bound stays above ours, which on_accept() keeps
+ * by cutting: its bound only stops accepting (the backlog waits). */
+static struct MHD_Daemon *start_daemon(sw_metrics_server *s,
+                                       struct sockaddr_storage *a)
+{
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                         MHD_ALLOW_SUSPEND_RESUME;
+    unsigned int idle = (unsigned int)s->deadline + 1;
 
     if (a->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)a, MHD_OPTION_CONNECTION_LIMIT, max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_END);
+        flags, 0, on_accept, s, on_request, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)a, MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
+        MHD_OPTION_CONNECTION_LIMIT,
+        s->max_connections + s->max_connections / 2,
+        MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+}
+
+/* Room for every connection in the descriptor limit: the soft limit is
+ * raised toward the hard one, or the bound lowered to what fits. */
+static void fit_descriptors(sw_metrics_server *s)
+{
+    rlim_t need = (rlim_t)s->max_connections * 3 / 2 + 256;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return;
+    rl.rlim_cur =
+        rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl))
+        return;
+    if (rl.rlim_cur < need)
+        s->max_connections = rl.rlim_cur > 512
+                                 ? (unsigned int)((rl.rlim_cur - 256) * 2 / 3)
+                                 : 128;
+    if (s->per_address > s->max_connections)
+        s->per_address = s->max_connections;
 }
 
 static int bind_daemon(sw_metrics_server *s)
@@ -575,11 +839,11 @@ static int bind_daemon(sw_metrics_server *s)
         return error;
     if (!s->listen && s->prefer_port > 0) {
         set_port(&a, s->prefer_port);
-        s->daemon = start_daemon(s, &a, s->max_connections);
+        s->daemon = start_daemon(s, &a);
         set_port(&a, 0);
     }
     if (!s->daemon)
-        s->daemon = start_daemon(s, &a, s->max_connections);
+        s->daemon = start_daemon(s, &a);
     if (!s->daemon)
         return sw_error_set(SW_EIO, "metrics server: cannot listen on %s",
                             s->listen ? s->listen : "127.0.0.1");
@@ -597,15 +861,23 @@ int sw_metrics_server_new(sw_metrics_server **out,
                           const sw_metrics_server_opts *o)
 {
     sw_metrics_server *s = sw_calloc(1, sizeof(*s));
+    pthread_condattr_t attr;
 
     pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->answered, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->tick, &attr);
+    pthread_condattr_destroy(&attr);
     s->listen = o->listen ? sw_strdup(o->listen) : NULL;
     s->prefer_port = o->prefer_port;
-    s->max_connections = o->max_connections ? o->max_connections : 1024;
+    s->max_connections = o->max_connections ? o->max_connections : 4096;
+    s->per_address =
+        o->per_address ? o->per_address : (s->max_connections + 3) / 4;
+    s->deadline = o->request_deadline > 0 ? o->request_deadline : 20.0;
     s->body_limit = o->body_limit ? o->body_limit : SW_METRICS_BODY_LIMIT;
     s->queue_limit = o->queue_limit ? o->queue_limit : 4096;
     s->run_limit = o->run_limit ? o->run_limit : 64;
+    fit_descriptors(s);
     s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->efd < 0) {
         int error = sw_error_set(SW_EIO, "metrics server: eventfd: %s",
@@ -619,7 +891,15 @@ int sw_metrics_server_new(sw_metrics_server **out,
 
 int sw_metrics_server_listen(sw_metrics_server *s)
 {
-    return s->daemon ? SW_OK : bind_daemon(s);
+    int error;
+
+    if (s->daemon)
+        return SW_OK;
+    if ((error = bind_daemon(s)) != SW_OK)
+        return error;
+    if (pthread_create(&s->reaper, NULL, reap, s) == 0)
+        s->reaping = true;
+    return SW_OK;
 }
 
 int sw_metrics_server_start(sw_metrics_server **out,
@@ -635,6 +915,19 @@ int sw_metrics_server_start(sw_metrics_server **out,
     return error;
 }
 
+/* Stops the reaper before the connections it watches go. */
+static void stop_reaper(sw_metrics_server *s)
+{
+    if (!s->reaping)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->quit = true;
+    pthread_cond_signal(&s->tick);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->reaper, NULL);
+    s->reaping = false;
+}
+
 void sw_metrics_server_free(sw_metrics_server *s)
 {
     sw_metrics_report *r, *next;
@@ -642,12 +935,16 @@ void sw_metrics_server_free(sw_metrics_server *s)
 
     if (!s)
         return;
+    pthread_mutex_lock(&s->lock);
+    s->closing = true; /* a report still on its way answers itself */
+    pthread_mutex_unlock(&s->lock);
     for (r = sw_metrics_server_take(s); r; r = next) {
         next = r->next;
         sw_metrics_report_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, false,
                                  "sweep is stopping; retry");
     }
     sw_metrics_server_flush(s);
+    stop_reaper(s);
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
     for (i = 0; i < s->n_grants; i++) {
@@ -659,7 +956,7 @@ void sw_metrics_server_free(sw_metrics_server *s)
     if (s->efd >= 0)
         close(s->efd);
     pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->answered);
+    pthread_cond_destroy(&s->tick);
     free(s);
 }
 

@@ -3,9 +3,10 @@
  * (docs/metrics.md): `POST /v1/runs/<run id>/metrics` with
  * `Authorization: Bearer <token>` and a JSON object or array of objects.
  *
- * The server parses and checks requests on its own threads and hands the
- * good ones to the engine's loop as reports; the loop commits them (many
- * at once), decides, and answers each. A report is answered 200 only
+ * The server parses and checks requests on a few threads of its own
+ * (never one per connection) and hands the good ones to the engine's
+ * loop as reports; the loop commits them (many at once), decides, and
+ * answers each. A report is answered 200 only
  * after the loop says so, so the loop stays the store's only writer and
  * an acknowledged value is a committed one. Its descriptor is readable
  * while reports wait.
@@ -29,14 +30,19 @@ typedef struct {
     size_t body_limit;  /* bytes; 0: SW_METRICS_BODY_LIMIT */
     size_t queue_limit; /* reports waiting for the loop; 0: 4096 */
     size_t run_limit;   /* of those, from one run; 0: 64 */
-    unsigned int max_connections; /* open at once; 0: 1024 */
+    unsigned int max_connections; /* open at once; 0: 4096 (fewer when
+                                     descriptors are short) */
+    unsigned int per_address;     /* of those, from one client address;
+                                     0: a quarter of max_connections */
+    double request_deadline;      /* seconds for a whole request, from when
+                                     its connection could send it; 0: 20 */
 } sw_metrics_server_opts;
 
 #define SW_METRICS_BODY_LIMIT (1u << 20)
 #define SW_METRICS_SERVER_OPTS_VERSION 1
 #define SW_METRICS_SERVER_OPTS_INIT                                            \
     {                                                                          \
-        SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0                    \
+        SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0, 0, 0              \
     }
 
 /* Starts serving: new() then listen(). SW_EINVALID for a malformed
@@ -95,6 +101,9 @@ void sw_metrics_server_flush(sw_metrics_server *s);
 /* Counters, for tests and benchmarks. */
 typedef struct {
     unsigned long long requests, accepted, refused, busy;
+    unsigned long long cut;         /* connections shut: past the deadline,
+                                       or to make room */
+    unsigned long long turned_away; /* connections refused: no room */
 } sw_metrics_server_stats;
 void sw_metrics_server_stats_get(sw_metrics_server *s,
                                  sw_metrics_server_stats *out);

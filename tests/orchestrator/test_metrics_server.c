@@ -7,7 +7,9 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -282,6 +284,130 @@ static void test_flood_gets_503(void **state)
     assert_int_equal(a.status, 200);
 }
 
+/* A connection that sends a request's first line and then one more
+ * header line every `every_ms`, never finishing: libmicrohttpd's idle
+ * timeout alone would keep it open for ever. */
+static int slow_open(int port)
+{
+    struct sockaddr_in sa = {0};
+    const char *start = "POST /v1/runs/r1/metrics HTTP/1.1\r\n";
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        write(fd, start, strlen(start)) != (ssize_t)strlen(start)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the server has closed `fd` (read gives 0 or an error). */
+static bool closed_by_server(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+
+    return poll(&p, 1, 0) == 1 && read(fd, &c, 1) <= 0;
+}
+
+static int threads_now(void)
+{
+    char line[256];
+    int n = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+#define SLOW 48
+
+/* Slow clients cannot lock the others out: 48 connections from the
+ * reporters' own address trickle header lines, more than the server's
+ * 32 connections and its 8 per address. Real reports still get through
+ * every time (the oldest slow connection is cut to make room), every
+ * slow one is cut within the 1 s request deadline however often it
+ * sends, and no connection costs a thread. */
+static void test_slow_clients(void **state)
+{
+    sw_metrics_server_opts o = SW_METRICS_SERVER_OPTS_INIT;
+    loop *l = *state, *mine = calloc(1, sizeof(*mine));
+    sw_metrics_server_stats st;
+    int fds[SLOW], port, i, k, open_now, threads;
+    answer a;
+
+    teardown(state); /* the fixture's server, replaced by a small one */
+    o.max_connections = 32;
+    o.per_address = 8;
+    o.request_deadline = 1.0;
+    assert_int_equal(sw_metrics_server_start(&mine->srv, &o), SW_OK);
+    sw_metrics_server_allow(mine->srv, "r1", TOKEN_A);
+    pthread_mutex_init(&mine->lock, NULL);
+    pthread_create(&mine->thread, NULL, loop_main, mine);
+    *state = l = mine;
+    port = sw_metrics_server_port(l->srv);
+    threads = threads_now();
+    for (i = 0; i < SLOW; i++)
+        fds[i] = slow_open(port);
+    for (k = 0; k < 8; k++) { /* 2.4 s: past the deadline twice */
+        for (i = 0; i < SLOW; i++)
+            if (fds[i] >= 0)
+                (void)!write(fds[i], "X-Slow: 1\r\n", 11);
+        post(port, "r1", TOKEN_A, "{\"loss\": 1}", &a);
+        assert_int_equal(a.status, 200);
+        usleep(300 * 1000);
+    }
+    assert_true(threads_now() <= threads + 1);
+    for (open_now = 0, i = 0; i < SLOW; i++) {
+        open_now += fds[i] >= 0 && !closed_by_server(fds[i]);
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
+    assert_int_equal(open_now, 0);
+    sw_metrics_server_stats_get(l->srv, &st);
+    assert_true(st.cut >= SLOW - 8);
+    assert_int_equal(st.accepted, 8);
+}
+
+/* A body declared over the limit is answered 413 at once: nothing waits
+ * for the terabyte that will never come. */
+static void test_declared_huge_body(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv), fd = slow_open(port);
+    const char *rest = "Host: x\r\nAuthorization: Bearer " TOKEN_A
+                       "\r\nContent-Length: 1000000000000\r\n\r\n{";
+    struct pollfd p = {fd, POLLIN, 0};
+    char buf[512] = {0};
+
+    assert_true(fd >= 0);
+    assert_true(write(fd, rest, strlen(rest)) == (ssize_t)strlen(rest));
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    assert_true(read(fd, buf, sizeof(buf) - 1) > 0);
+    assert_non_null(strstr(buf, "HTTP/1.1 413"));
+    close(fd);
+}
+
+/* More values than a report may hold is 413; a bad name 400. */
+static void test_report_limits(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    answer a;
+
+    post(port, "r1", TOKEN_A, "{\"\": 1}", &a);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(a.body, "1 to 256 bytes"));
+    assert_int_equal(l->n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,7 +416,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood_gets_503, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_declared_huge_body, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_report_limits, setup, teardown),
     };
 
+    signal(SIGPIPE, SIG_IGN); /* writes to connections the server cut */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
