@@ -31,6 +31,9 @@
 #define MAX_DEPTH 64            /* nested lists and mappings */
 #define MAX_ALIAS_NODES 1000000 /* values made by copying aliases */
 #define TAG_MERGE "tag:yaml.org,2002:merge"
+#define NUL_PROBLEM                                                            \
+    "a NUL character (\\0) is not allowed in a key or value: no command "      \
+    "line or file name can carry it"
 
 typedef struct {
     char *key;
@@ -185,8 +188,8 @@ static size_t *key_slot(const key_index *ix, const sw_value *map,
 
 /* Puts one pair into `map`: a key seen before keeps its place and takes
  * the new value, as a Python dict does. Consumes the pair. */
-static void put_pair(reader *r, sw_value *map, key_index *ix, pair *p,
-                     bool own, bool *owns)
+static void put_pair(reader *r, sw_value *map, key_index *ix, pair *p, bool own,
+                     bool *owns)
 {
     size_t *slot = key_slot(ix, map, p->key), i = *slot;
 
@@ -334,6 +337,13 @@ static sw_value *scalar_value(reader *r, const yaml_event_t *ev, int line,
     sw_value *v = NULL;
     int error;
 
+    if (memchr(s, '\0', n)) {
+        problem(r, false, line, col, NUL_PROBLEM);
+        v = sw_value_null();
+        v->line = line;
+        v->col = col;
+        return v;
+    }
     if (tag)
         error = sw_yaml11__tagged(&v, tag, s, n);
     else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
@@ -570,6 +580,25 @@ static void skip_ws(scan *sc)
         advance(sc, 1);
 }
 
+/* Whether the string at sc->pos ("...") holds a NUL, raw or written as
+ * \u0000: cJSON would hand it over cut at the NUL. */
+static bool string_has_nul(const scan *sc)
+{
+    size_t i;
+
+    for (i = sc->pos + 1; i < sc->len && sc->s[i] != '"'; i++) {
+        if (sc->s[i] == '\0')
+            return true;
+        if (sc->s[i] != '\\' || i + 1 >= sc->len)
+            continue;
+        if (sc->s[i + 1] == 'u' && i + 6 <= sc->len &&
+            memcmp(sc->s + i + 2, "0000", 4) == 0)
+            return true;
+        i++; /* the escaped character */
+    }
+    return false;
+}
+
 /* Skips "...", as cJSON's parse_string finds its end. */
 static void skip_string(scan *sc)
 {
@@ -626,6 +655,8 @@ static sw_value *json_object(reader *r, scan *sc, const cJSON *node,
         skip_ws(sc);
         kl = sc->line;
         kc = sc->col;
+        if (string_has_nul(sc))
+            problem(r, false, kl, kc, NUL_PROBLEM);
         skip_string(sc);
         skip_ws(sc);
         advance(sc, 1); /* : */
@@ -683,6 +714,8 @@ static sw_value *json_value(reader *r, scan *sc, const cJSON *node,
     else if (cJSON_IsArray(node))
         v = json_array(r, sc, node, depth);
     else if (cJSON_IsString(node)) {
+        if (string_has_nul(sc))
+            problem(r, false, line, col, NUL_PROBLEM);
         v = sw_value_str(node->valuestring ? node->valuestring : "");
         skip_string(sc);
     } else if (cJSON_IsNumber(node))
