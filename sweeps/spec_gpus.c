@@ -33,8 +33,10 @@ static void gpu_memory(sw_spec__ctx *c, const sw_value *v, const char *path)
     } else if (!sw_spec__want_number(c, v, path, &mb)) {
         return;
     }
-    if (!(mb >= 0 && mb < 9e15)) {
-        sw_spec__err(c, v, path, "must be a size of at least 0 MiB");
+    if (!(mb > 0 && mb < 9e15)) {
+        sw_spec__err(c, v, path,
+                     "must be a size above 0 (leave it out to pack trials "
+                     "by `gpus` alone)");
         return;
     }
     r->gpu_memory_mb = (int64_t)ceil(mb);

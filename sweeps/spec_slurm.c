@@ -161,6 +161,44 @@ static const struct {
     {"cpus_per_task", "--cpus-per-task"},
 };
 
+/* Whether `s` is a whole number above 0, as digits. */
+static bool positive_digits(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+
+    return n > 0 && !s[n] && strspn(s, "0") < n;
+}
+
+/* What sbatch takes for --mem: a number of megabytes, with an optional
+ * unit K, M, G or T ("16G", "500M"). */
+static bool mem_size(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+
+    return n > 0 && (!s[n] || (strchr("KMGTkmgt", s[n]) && !s[n + 1]));
+}
+
+/* A word that sbatch would refuse for its option: said, true. */
+static bool bad_word(sw_spec__ctx *c, const char *key, const sw_value *v,
+                     const char *path)
+{
+    if (v->type != SW_STR)
+        return false;
+    if (strcmp(key, "cpus_per_task") == 0 && !positive_digits(v->u.s)) {
+        sw_spec__err(c, v, path, "must be a whole number above 0, not '%s'",
+                     v->u.s);
+        return true;
+    }
+    if (strcmp(key, "mem") == 0 && !mem_size(v->u.s)) {
+        sw_spec__err(c, v, path,
+                     "must be megabytes or a size with a unit K, M, G or T "
+                     "(sbatch's --mem, such as 16G), not '%s'",
+                     v->u.s);
+        return true;
+    }
+    return false;
+}
+
 static void slurm_key(sw_spec__ctx *c, const char *key, const sw_value *v,
                       const char *path, void *arg)
 {
@@ -170,6 +208,8 @@ static void slurm_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
         if (strcmp(key, words[i].key) != 0)
             continue;
+        if (bad_word(c, key, v, path))
+            return;
         if (v->type == SW_INT && v->u.i > 0)
             add_arg(c,
                     sw_aprintf("%s=%lld", words[i].option, (long long)v->u.i));
