@@ -3,7 +3,10 @@
  * trials of a sweep and their command lines, exactly as `sweep run` would
  * start them, without running anything. The search is lazy, so a grid of
  * 10^12 points answers at once. Where the trials depend on a seed that
- * `sweep run` would draw at random, a note on stderr says so.
+ * `sweep run` would draw at random, a note on stderr says so. A file with
+ * neither `program` nor `command` (written for wandb.agent) shows its
+ * trials' parameters, and their command lines once `-- COMMAND...` gives
+ * one, as `sweep run` takes it.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -13,12 +16,15 @@
 #include "orchestrator/engine/engine.h"
 
 static const char help[] =
-    "usage: sweep plan FILE [-n N] [--seed S] [--json]\n\n"
+    "usage: sweep plan FILE [-n N] [--seed S] [--json] [-- COMMAND...]\n\n"
     "Prints the first N trials (default 10) of the sweep and the argv each\n"
     "would be started with. --seed sets the seed of random methods (default:\n"
     "the file's `seed`, else 0; `sweep run` picks a random one instead, so\n"
     "give it the same --seed, or put `seed:` in the file). --json prints\n"
-    "one object per line: {\"params\": {...}, \"argv\": [...]}.\n";
+    "one object per line: {\"params\": {...}, \"argv\": [...]}.\n"
+    "-- COMMAND... replaces the file's command, as in `sweep run`; a file\n"
+    "with neither `program` nor `command` shows only its trials' params\n"
+    "without one (\"argv\": null).\n";
 
 typedef struct {
     uint64_t n;
@@ -64,12 +70,14 @@ static int parse(plan_opts *o, int argc, char **argv, bool *helped)
 
 static void print_json(const sw_trial *t, char **argv)
 {
-    sw_value *obj = sw_value_map(), *list = sw_value_list();
+    sw_value *obj = sw_value_map(), *list = argv ? sw_value_list() : NULL;
     sw_buf b = SW_BUF_INIT;
     size_t i;
 
-    for (i = 0; argv[i]; i++)
+    for (i = 0; argv && argv[i]; i++)
         sw_value_list_push(list, sw_value_str(argv[i]));
+    if (!list)
+        list = sw_value_null();
     sw_value_map_set(obj, "params", sw_value_clone(t->params));
     sw_value_map_set(obj, "argv", list);
     sw_value_write_json(&b, obj, false);
@@ -82,7 +90,10 @@ static void print_human(const sw_trial *t, char **argv)
 {
     sw_buf b = SW_BUF_INIT;
 
-    sw_cli_quote_argv(&b, argv);
+    if (argv)
+        sw_cli_quote_argv(&b, argv);
+    else /* no command: what it would be given */
+        sw_value_write_json(&b, t->params, false);
     printf("%5llu  %s  %s\n", (unsigned long long)t->index + 1, t->id,
            sw_buf_cstr(&b));
     sw_buf_dispose(&b);
@@ -95,6 +106,10 @@ static int print_trial(const sw_spec *spec, const sw_trial *t, bool json)
 
     co.interpreter = sw_command_interpreter();
     co.keep_envvars = true; /* as stored: a variable may hold a secret */
+    if (!spec->command && !spec->program) {
+        (json ? print_json : print_human)(t, NULL);
+        return SW_EXIT_OK;
+    }
     if (sw_command_render(&argv, NULL, spec, t->params, &co) != SW_OK) {
         fprintf(stderr, "sweep plan: %s\n", sw_error_last());
         return SW_EXIT_FAIL;
@@ -176,23 +191,34 @@ static int plan(const sw_spec *spec, const plan_opts *o)
     return status;
 }
 
+/* Where `--` stands in argv (what follows is the trial's command), or
+ * argc when it does not. */
+static int double_dash(int argc, char **argv)
+{
+    int i;
+
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0)
+            return i;
+    return argc;
+}
+
 int sw_cmd_plan(int argc, char **argv)
 {
     plan_opts o = {10, 0, false, false};
     sw_spec *spec = NULL;
     bool helped = false;
-    int status;
+    int dash = double_dash(argc, argv), status;
 
-    status = parse(&o, argc, argv, &helped);
+    status = parse(&o, dash, argv, &helped);
     if (status != SW_EXIT_OK || helped)
         return status;
-    status = sw_cli_load(&spec, argv[optind]);
-    if (status != SW_EXIT_OK)
-        return status;
-    if (sw_engine_needs_command(spec, argv[optind]) != SW_OK) {
-        sw_spec_free(spec); /* its command lines cannot be shown */
-        return SW_EXIT_USAGE;
-    }
+    if (dash + 1 == argc)
+        return sw_cli_usage("plan", "expected a command after --");
+    status = sw_engine_load(&spec, argv[optind], NULL,
+                            dash < argc ? argv + dash + 1 : NULL);
+    if (status != SW_OK)
+        return status == SW_EINVALID ? SW_EXIT_USAGE : SW_EXIT_FAIL;
     if (!o.has_seed && spec->has_seed)
         o.seed = spec->seed;
     status = plan(spec, &o);

@@ -11,11 +11,14 @@
  *     --- stderr
  *     ...exact lines...
  *
- * A section that is absent is not compared. `file: NAME` names the case
- * file when it is not NAME.yaml or NAME.json.
+ * The case file comes after the arguments, or where the word FILE stands
+ * in them (`args: plan FILE -- python train.py`). A section that is
+ * absent is not compared. `file: NAME` names the case file when it is
+ * not NAME.yaml or NAME.json.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -88,11 +91,16 @@ static int run_case(const sw_case *c, const char *dir, char **out, char **err)
     int argc = 0, status = -1;
     pid_t pid;
 
+    bool placed = false; /* the word FILE in args stands for the file */
+
     argv[argc++] = getenv("SW_BIN");
     for (tok = strtok_r(args, " ", &save); tok && argc < 60;
-         tok = strtok_r(NULL, " ", &save))
-        argv[argc++] = tok;
-    argv[argc++] = c->file;
+         tok = strtok_r(NULL, " ", &save)) {
+        placed = placed || strcmp(tok, "FILE") == 0;
+        argv[argc++] = strcmp(tok, "FILE") == 0 ? c->file : tok;
+    }
+    if (!placed)
+        argv[argc++] = c->file;
     argv[argc] = NULL;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC,
