@@ -12,6 +12,11 @@
  * k, so Hyperband stops the worse runs at iteration 9: the latency of
  * the answer that first says {"stop": true} is the stop latency.
  *
+ * The same sweep runs again beside 1,000 slow clients: connections from
+ * the reporters' own address that send a header line every 3 s and never
+ * finish a request (reopened when cut). The reporters' throughput and
+ * p99 should stay within 20 % of the run without them.
+ *
  * The reference, in the same run: the same reporters against the same
  * server whose loop answers at once, storing nothing.
  *
@@ -41,6 +46,7 @@
 #define REPORTERS 64
 #define VALUES 4 /* per report */
 #define MAX_SAMPLES 400000
+#define SLOW_CLIENTS 1000
 
 static double seconds = 10;
 
@@ -302,6 +308,78 @@ static void reference(result *out)
     sw_metrics_server_free(l.srv);
 }
 
+/* ---- slow clients: connections that never finish a request ---------- */
+
+/* SLOW_CLIENTS connections that each send one header line every 3 s and
+ * never finish their request, reopened as soon as the server cuts one:
+ * what a broken proxy or a slowloris attack does. */
+typedef struct {
+    const reporter *rs; /* their port, once known */
+    pthread_t thread;
+    volatile int quit;
+    int n, open_min, open_max; /* held open during the window */
+    unsigned long long opened;
+} slow_crowd;
+
+static bool cut_by_server(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+
+    return poll(&p, 1, 0) == 1 && read(fd, &c, 1) <= 0;
+}
+
+/* One round: every cut connection reopened, every open one a line on. */
+static int trickle(slow_crowd *c, int *fds, int port)
+{
+    static const char start[] = "POST /v1/runs/x/metrics HTTP/1.1\r\n";
+    static const char line[] = "X-Slow: 1\r\n";
+    int i, open_now = 0;
+
+    for (i = 0; i < c->n; i++) {
+        if (fds[i] >= 0 && cut_by_server(fds[i])) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+        if (fds[i] < 0 && (fds[i] = dial(port)) >= 0) {
+            c->opened++;
+            (void)!write(fds[i], start, sizeof(start) - 1);
+        } else if (fds[i] >= 0) {
+            (void)!write(fds[i], line, sizeof(line) - 1);
+        }
+        open_now += fds[i] >= 0;
+    }
+    return open_now;
+}
+
+static void *slow_main(void *arg)
+{
+    slow_crowd *c = arg;
+    int *fds = malloc((size_t)c->n * sizeof(int)), i, k, open_now;
+    double t;
+
+    for (i = 0; i < c->n; i++)
+        fds[i] = -1;
+    while (!c->quit && c->rs[0].port == 0)
+        usleep(10000);
+    c->open_min = c->n;
+    while (!c->quit) {
+        open_now = trickle(c, fds, c->rs[0].port);
+        t = now();
+        if (window_start > 0 && t > window_start && t < window_end) {
+            c->open_min = open_now < c->open_min ? open_now : c->open_min;
+            c->open_max = open_now > c->open_max ? open_now : c->open_max;
+        }
+        for (k = 0; k < 300 && !c->quit; k++)
+            usleep(10000);
+    }
+    for (i = 0; i < c->n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    return NULL;
+}
+
 /* ---- the engine ----------------------------------------------------- */
 
 typedef struct {
@@ -309,6 +387,7 @@ typedef struct {
     char home[512];
     reporter rs[REPORTERS];
     result res;
+    slow_crowd slow; /* n 0: none */
 } engine_run;
 
 static bool read_file(const char *path, char *out, size_t cap)
@@ -356,7 +435,14 @@ static void *drive(void *arg)
         x->rs[i].home = x->home;
         x->rs[i].sweep = x->e->sweep.id;
     }
+    x->slow.rs = x->rs;
+    if (x->slow.n)
+        pthread_create(&x->slow.thread, NULL, slow_main, &x->slow);
     run_reporters(x->rs, &x->res);
+    if (x->slow.n) {
+        x->slow.quit = 1;
+        pthread_join(x->slow.thread, NULL);
+    }
     kill(getpid(), SIGTERM);
     usleep(200000);
     kill(getpid(), SIGTERM);
@@ -445,21 +531,31 @@ static void print(const char *what, const result *r)
 
 int main(int argc, char **argv)
 {
-    static engine_run x;
+    static engine_run x, crowded;
     result ref;
-    long long stored = -1;
+    long long stored = -1, stored2 = -1;
     int rc;
 
     if (argc > 1)
         seconds = strtod(argv[1], NULL);
     signal(SIGPIPE, SIG_IGN);
     rc = with_engine(&x, &stored);
+    crowded.slow.n = SLOW_CLIENTS;
+    rc |= with_engine(&crowded, &stored2);
 
     reference(&ref);
     printf("%d reporters, %d values a report, %.0f s each, on %ld CPUs:\n",
            REPORTERS, VALUES, seconds, sysconf(_SC_NPROCESSORS_ONLN));
     print("engine (committed, then answered)", &x.res);
+    print("engine, beside 1000 slow clients", &crowded.res);
     print("server alone, storing nothing", &ref);
+    printf("  with the slow clients: throughput %.2fx, p99 %.2fx of the "
+           "engine alone; %d to %d of them held open meanwhile, %llu "
+           "opened (reopened when cut), lost %lld\n",
+           (double)crowded.res.measured / (double)x.res.measured,
+           x.res.p99 > 0 ? crowded.res.p99 / x.res.p99 : 0,
+           crowded.slow.open_min, crowded.slow.open_max, crowded.slow.opened,
+           stored2 - (long long)crowded.res.acked);
     printf("  lost values (stored - acknowledged): %lld (stored %lld, "
            "acknowledged %llu)\n",
            stored - (long long)x.res.acked, stored, x.res.acked);
