@@ -1,7 +1,7 @@
 /*
  * cmd_report.c - `sweep report [SWEEP] [--price USD] [--json] [--plot
- * FILE.svg]`: how a sweep spent its GPU time: used, idle, saved by early
- * stopping, lost to failures, and what it cost (docs/report.md).
+ * FILE.svg] [--timeout SECONDS]`: how a sweep spent its GPU time: used, idle,
+ * saved by early stopping, lost to failures, and what it cost (docs/report.md).
  *
  * Read-only: the figures come from the store (report.c), the plot is
  * written only once they are computed, and a bad option changes nothing.
@@ -18,18 +18,20 @@
 
 static const char help[] =
     "usage: sweep report [SWEEP] [--price USD_PER_GPU_HOUR] [--json]\n"
-    "                    [--plot FILE.svg]\n\n"
+    "                    [--plot FILE.svg] [--timeout SECONDS]\n\n"
     "How SWEEP (default: the newest) spent its GPU time: wall clock, GPUs,\n"
     "GPU-seconds busy and idle, occupancy, saved by early stopping, lost to\n"
     "failures, time to the best value, and with --price what it cost.\n"
     "--plot writes an SVG of the devices' occupancy over time and the best\n"
-    "value so far. docs/report.md defines every figure.\n";
+    "value so far. --timeout stops reading the store after SECONDS\n"
+    "(default 60; 0: no limit). docs/report.md defines every figure.\n";
 
 typedef struct {
     bool json;
     double price; /* < 0: none */
     const char *plot;
     const char *sweep;
+    double timeout; /* seconds; 0: none */
 } report_opts;
 
 static int parse(int argc, char **argv, report_opts *o, bool *helped)
@@ -39,6 +41,7 @@ static int parse(int argc, char **argv, report_opts *o, bool *helped)
         {"json", no_argument, NULL, 'j'},
         {"price", required_argument, NULL, 'p'},
         {"plot", required_argument, NULL, 'o'},
+        {"timeout", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0}};
     char *end;
     int c;
@@ -61,6 +64,15 @@ static int parse(int argc, char **argv, report_opts *o, bool *helped)
                                     optarg);
         } else if (c == 'o') {
             o->plot = optarg;
+        } else if (c == 't') {
+            errno = 0;
+            o->timeout = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !isfinite(o->timeout) ||
+                o->timeout < 0)
+                return sw_cli_usage("report",
+                                    "--timeout wants seconds (0 for no "
+                                    "limit), not '%s'",
+                                    optarg);
         } else {
             return sw_cli_usage("report", "unknown option");
         }
@@ -119,7 +131,7 @@ static int report(sw_store *st, const report_opts *o)
 
 int sw_cmd_report(int argc, char **argv)
 {
-    report_opts o = {false, -1, NULL, NULL};
+    report_opts o = {false, -1, NULL, NULL, SW_STORE_READ_TIMEOUT_S};
     sw_store *st = NULL;
     bool helped = false;
     int status, error;
@@ -129,6 +141,7 @@ int sw_cmd_report(int argc, char **argv)
         return status;
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
+    sw_store_read_limit(st, o.timeout);
     error = report(st, &o);
     if (error)
         fprintf(stderr, "sweep report: %s\n", sw_error_last());

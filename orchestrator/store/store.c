@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/store/store_internal.h"
@@ -161,14 +162,48 @@ int sw_store__fail(const sw_store *st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
+    if (st->r_late)
+        return sw_store__fail_io(st, what);
     return sw_error_set(code_of(sqlite3_errcode(st->db)), "store %s: %s: %s",
                         st->path, what, sqlite3_errmsg(st->db));
 }
 
 int sw_store__fail_io(const sw_store *st, const char *what)
 {
+    if (st->r_late)
+        return sw_error_set(SW_EINVALID,
+                            "stopped: it ran past %g s (--timeout; 0 for "
+                            "no limit)",
+                            st->r_limit);
     return sw_error_set(SW_EIO, "store %s: %s: %s", st->path, what,
                         sqlite3_errmsg(st->db));
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Non-zero (SQLite then interrupts the statement) past the deadline. */
+static int read_progress(void *ud)
+{
+    sw_store *st = ud;
+
+    if (mono_now() > st->r_deadline)
+        st->r_late = true;
+    return st->r_late;
+}
+
+void sw_store_read_limit(sw_store *st, double seconds)
+{
+    st->r_late = false;
+    st->r_limit = seconds > 0 ? seconds : 0;
+    st->r_deadline = mono_now() + st->r_limit;
+    sqlite3_progress_handler(st->db, seconds > 0 ? 1000 : 0,
+                             seconds > 0 ? read_progress : NULL, st);
 }
 
 int sw_store__prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,

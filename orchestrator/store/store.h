@@ -277,6 +277,16 @@ int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
  * means no limit. This function can't fail. */
 void sw_store_query_timeout(sw_store *st, double seconds);
 
+/* The time a read of `sweep report` may take by default (docs/cli.md). */
+#define SW_STORE_READ_TIMEOUT_S 60.0
+
+/* Bounds every later statement of this store's own connection to
+ * `seconds` from now, all together (0 or less: no limit again): one
+ * still running then is stopped, and fails with SW_EINVALID, "stopped:
+ * it ran past N s (--timeout)". For read-only commands; the engine never
+ * sets it. This function can't fail. */
+void sw_store_read_limit(sw_store *st, double seconds);
+
 /* Runs read-only SQL and calls `row` for each result row (and once with
  * row index -1 and the column names). Writes, ATTACH, PRAGMA changes and
  * extensions are refused by SQLite itself; errors are one clear line. A

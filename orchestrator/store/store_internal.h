@@ -52,6 +52,9 @@ struct sw_store {
     double q_timeout;  /* seconds a query may run; 0: the default */
     double q_deadline; /* CLOCK_MONOTONIC seconds; 0 while none runs */
     bool q_late;       /* the progress handler stopped the query */
+    double r_limit;    /* sw_store_read_limit()'s seconds; 0: none */
+    double r_deadline; /* CLOCK_MONOTONIC seconds it sets */
+    bool r_late;       /* its progress handler stopped a statement */
     int wal_pages;     /* the WAL's size after the last commit */
     bool held;         /* sw_store_hold(): one transaction until release */
     bool nested;       /* inside it, a begin()'s savepoint is open */

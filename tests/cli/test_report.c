@@ -234,7 +234,7 @@ static void test_report_of_a_real_sweep(void **state)
     check_time(&h, j);
     check_saved_and_lost(&h, j);
     check_svg(svg);
-    const char *text[] = {"report", NULL};
+    const char *text[] = {"report", "--timeout", "0", NULL};
     assert_int_equal(sw_h_run(&h, text, &out), 0);
     assert_non_null(strstr(out, "occupancy"));
     assert_non_null(strstr(out, "GPU time lost to failures"));
@@ -252,6 +252,10 @@ static void test_bad_input_is_refused(void **state)
     sw_h_init(&h);
     const char *price[] = {"report", "--price", "-1", NULL};
     assert_int_equal(sw_h_run(&h, price, NULL), 2);
+    const char *timeout[] = {"report", "--timeout", "-1", NULL};
+    assert_int_equal(sw_h_run(&h, timeout, NULL), 2);
+    const char *word[] = {"report", "--timeout", "soon", NULL};
+    assert_int_equal(sw_h_run(&h, word, NULL), 2);
     const char *two[] = {"report", "a", "b", NULL};
     assert_int_equal(sw_h_run(&h, two, NULL), 2);
     const char *none[] = {"report", NULL};

@@ -817,6 +817,57 @@ static void test_metrics_in_one_transaction(void **state)
     expect_q(f->st, "select count(*), max(step) from metrics", "10000|9999\n");
 }
 
+static int slow_point(void *ctx, const char *run_id, int64_t step,
+                      bool has_value, double value, double time)
+{
+    (void)run_id, (void)step, (void)has_value, (void)value, (void)time;
+    ++*(int *)ctx;
+    usleep(1000);
+    return 0;
+}
+
+static int count_point(void *ctx, const char *run_id, int64_t step,
+                       bool has_value, double value, double time)
+{
+    (void)run_id, (void)step, (void)has_value, (void)value, (void)time;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* sw_store_read_limit bounds the store's own reads (`sweep report
+ * --timeout`): a walk past it stops with one clear line, and no limit
+ * again lets it finish. */
+static void test_read_limit(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1);
+    sw_run_rec r = a_run("s1-1", "s1", 0);
+    int seen = 0;
+    double t0;
+
+    put_sweep(f->st, &s);
+    put_run(f->st, &r);
+    assert_int_equal(sw_store_begin(f->st), SW_OK);
+    for (int i = 0; i < 2000; i++)
+        assert_int_equal(
+            sw_store_put_metric(f->st, "s1-1", i, "loss", 1.0, 1000 + i),
+            SW_OK);
+    assert_int_equal(sw_store_commit(f->st), SW_OK);
+    sw_store_read_limit(f->st, 0.1);
+    t0 = now();
+    assert_int_equal(
+        sw_store_sweep_points(f->st, "s1", "loss", slow_point, &seen),
+        SW_EINVALID);
+    assert_true(now() - t0 < 1.0);
+    assert_true(seen > 0 && seen < 2000);
+    assert_non_null(strstr(sw_error_last(), "ran past 0.1 s (--timeout"));
+    sw_store_read_limit(f->st, 0);
+    seen = 0;
+    assert_int_equal(
+        sw_store_sweep_points(f->st, "s1", "loss", count_point, &seen), SW_OK);
+    assert_int_equal(seen, 2000);
+}
+
 static void test_transactions(void **state)
 {
     fixture *f = *state;
@@ -1246,6 +1297,7 @@ int main(void)
         T(test_metrics),
         T(test_last_metrics),
         T(test_metrics_in_one_transaction),
+        T(test_read_limit),
         T(test_transactions),
         T(test_hold),
         T(test_reader_during_write),
