@@ -35,9 +35,10 @@
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
-    " stdout_offset, value, git_commit, git_dirty, git, lost, gpus"
+    " stdout_offset, value, git_commit, git_dirty, git, lost, gpus,"           \
+    " queued_seconds, pending_reason"
 
-/* put_run and update_run share ?1..?14, ?21 and ?22 (the id and the
+/* put_run and update_run share ?1..?14 and ?21..?24 (the id and the
  * mutable fields),
  * so one function binds both. */
 static const char *const stmt_sql[Q_COUNT] = {
@@ -62,14 +63,17 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_PUT_RUN] = "INSERT INTO runs (id, state, reason, exit_code, signal,"
                   " attempts, started_at, ended_at, job, stdout_offset,"
                   " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
-                  " params, argv, created_at, lost, gpus)"
+                  " params, argv, created_at, lost, gpus, queued_seconds,"
+                  " pending_reason)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
+                  " ?24)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
                      " ended_at = ?8, job = ?9,"
                      " stdout_offset = ?10, value = ?11, git_commit = ?12,"
-                     " git_dirty = ?13, git = ?14, lost = ?21, gpus = ?22"
+                     " git_dirty = ?13, git = ?14, lost = ?21, gpus = ?22,"
+                     " queued_seconds = ?23, pending_reason = ?24"
                      " WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
@@ -127,6 +131,7 @@ void sw_run_rec_dispose(sw_run_rec *r)
     free(r->argv);
     free(r->reason);
     free(r->job);
+    free(r->pending_reason);
     free(r->git_commit);
     free(r->git);
     free(r->gpus);
@@ -717,7 +722,9 @@ static int bind_run_state(sqlite3_stmt *s, const sw_run_rec *r)
            bind_opt(s, 11, r->has_value, r->value) ||
            bind_git(s, 12, r->git_commit, r->git_dirty, r->git) ||
            sqlite3_bind_int64(s, 21, r->lost) || /* ?15..?20: put_run's */
-           sw_store__bind_str(s, 22, r->gpus);
+           sw_store__bind_str(s, 22, r->gpus) ||
+           bind_opt(s, 23, r->has_queued, r->queued_seconds) ||
+           sw_store__bind_str(s, 24, r->pending_reason);
 }
 
 static int read_run(sqlite3_stmt *s, sw_run_rec *r)
@@ -745,6 +752,9 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->git = sw_store__col_str(s, 19);
     r->lost = sqlite3_column_int64(s, 20);
     r->gpus = sw_store__col_str(s, 21);
+    r->has_queued = sqlite3_column_type(s, 22) != SQLITE_NULL;
+    r->queued_seconds = sqlite3_column_double(s, 22);
+    r->pending_reason = sw_store__col_str(s, 23);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }

@@ -101,6 +101,12 @@ typedef struct {
     char *git;        /* JSON, docs/provenance.md; NULL: outside git */
     char *gpus;       /* JSON: the devices its attempt holds, docs/schema.md;
                          NULL: none (CPU only, or no attempt yet) */
+    bool has_queued;       /* queued_seconds is known */
+    double queued_seconds; /* how long its attempt waited in a scheduler's
+                              queue (Slurm) before it started */
+    char *pending_reason;  /* while its attempt waits in that queue: the
+                              scheduler's reason ("Resources"); NULL: not
+                              waiting (started_at is then its start) */
 } sw_run_rec;
 
 void sw_run_rec_dispose(sw_run_rec *r);
@@ -240,6 +246,10 @@ typedef struct {
     bool has_first_step; /* false: it reported no step, or a resumed
                             `sweep` adopted it and does not know */
     int64_t first_step;  /* the first step it reported */
+    char *job;           /* runs.job then: the executor's job handle (a
+                            Slurm job id); NULL: none */
+    bool has_queued;
+    double queued_seconds; /* runs.queued_seconds then */
 } sw_attempt_rec;
 
 void sw_attempt_rec_dispose(sw_attempt_rec *r);

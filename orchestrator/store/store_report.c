@@ -28,6 +28,7 @@ void sw_attempt_rec_dispose(sw_attempt_rec *r)
     free(r->outcome);
     free(r->reason);
     free(r->gpus);
+    free(r->job);
     memset(r, 0, sizeof(*r));
 }
 
@@ -40,8 +41,8 @@ int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a)
         st,
         "INSERT OR REPLACE INTO attempts (run_id, attempt,"
         " started_at, ended_at, outcome, reason, exit_code,"
-        " signal, gpus, gpu, first_step) VALUES (?1, ?2, ?3, ?4, ?5,"
-        " ?6, ?7, ?8, ?9, ?10, ?11)",
+        " signal, gpus, gpu, first_step, job, queued_seconds) VALUES (?1,"
+        " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         &s, "put attempt");
     if (error < 0)
         return error;
@@ -57,6 +58,9 @@ int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a)
         sqlite3_bind_double(s, 10, a->gpu) ||
         (a->has_first_step ? sqlite3_bind_int64(s, 11, a->first_step)
                            : sqlite3_bind_null(s, 11)) ||
+        sw_store__bind_str(s, 12, a->job) ||
+        (a->has_queued ? sqlite3_bind_double(s, 13, a->queued_seconds)
+                       : sqlite3_bind_null(s, 13)) ||
         sqlite3_step(s) != SQLITE_DONE)
         error = sw_store__fail_io(st, "put attempt");
     sqlite3_finalize(s);
@@ -78,6 +82,9 @@ static void read_attempt(sqlite3_stmt *s, sw_attempt_rec *a)
     a->gpu = sqlite3_column_double(s, 9);
     a->has_first_step = sqlite3_column_type(s, 10) != SQLITE_NULL;
     a->first_step = sqlite3_column_int64(s, 10);
+    a->job = sw_store__col_str(s, 11);
+    a->has_queued = sqlite3_column_type(s, 12) != SQLITE_NULL;
+    a->queued_seconds = sqlite3_column_double(s, 12);
 }
 
 int sw_store_list_attempts(sw_store *st, const char *sweep_id,
@@ -93,7 +100,7 @@ int sw_store_list_attempts(sw_store *st, const char *sweep_id,
         st,
         "SELECT a.run_id, a.attempt, a.started_at, a.ended_at,"
         " a.outcome, a.reason, a.exit_code, a.signal, a.gpus,"
-        " a.gpu, a.first_step FROM attempts a JOIN runs r ON r.id = a.run_id"
+        " a.gpu, a.first_step, a.job, a.queued_seconds FROM attempts a JOIN runs r ON r.id = a.run_id"
         " WHERE r.sweep_id = ?1 ORDER BY r.idx, a.attempt",
         &s, "list attempts");
     if (error < 0)

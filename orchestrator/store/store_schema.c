@@ -123,6 +123,14 @@ static const struct {
      * 1 and 10 wrote by hand. A word added to a list is one more step
      * like this one. */
     {12, NULL},
+    /* a scheduler's queue (Slurm): how long each attempt waited before
+     * it started (its started_at is then when it started), the job of
+     * every attempt (runs.job keeps only the last), and why a run's job
+     * waits, while it does */
+    {13, "ALTER TABLE attempts ADD COLUMN job TEXT;"
+         "ALTER TABLE attempts ADD COLUMN queued_seconds REAL;"
+         "ALTER TABLE runs ADD COLUMN queued_seconds REAL;"
+         "ALTER TABLE runs ADD COLUMN pending_reason TEXT;"},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:

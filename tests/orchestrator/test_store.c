@@ -235,7 +235,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 12);
+    assert_int_equal(user_version(f->path), 13);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1209,6 +1209,8 @@ static void test_migration_3_keeps_running_jobs(void **state)
              "ALTER TABLE sweeps DROP COLUMN gpus;"
              "ALTER TABLE runs DROP COLUMN job;"
              "ALTER TABLE runs DROP COLUMN lost;"
+             "ALTER TABLE runs DROP COLUMN queued_seconds;"
+             "ALTER TABLE runs DROP COLUMN pending_reason;"
              "DROP TABLE gpu_samples;"
              "DROP INDEX metrics_run_step;"
              "CREATE INDEX metrics_run_name_step ON metrics"
