@@ -41,6 +41,15 @@
  * exactly while it waits for something real (a surrogate process): the
  * driver waits for the descriptor, and does not advance the clock
  * meanwhile. Real executors leave both entries NULL.
+ *
+ * Version 5 adds a scheduler's queue (Slurm): after SW_JOB_STARTED (the
+ * job is accepted) an executor may say SW_JOB_QUEUED (it waits, and
+ * why) and then SW_JOB_RUNNING (it left the queue, at wall time `at`).
+ * Until SW_JOB_RUNNING the attempt holds nothing and its run time has
+ * not begun: no timeout runs, no GPU is counted. An executor that never
+ * says SW_JOB_QUEUED runs its attempts from SW_JOB_STARTED, as before.
+ * SW_JOB_ENDED and SW_JOB_LOST may carry the end's wall time in `at`,
+ * as the scheduler recorded it.
  */
 #ifndef SW_EXECUTOR_H
 #define SW_EXECUTOR_H
@@ -80,6 +89,12 @@ typedef enum {
                             earlier launch never started) */
     SW_JOB_ENDED,        /* `exit` says how */
     SW_JOB_LOST,         /* gone without a record of its end; `message` */
+    SW_JOB_QUEUED,       /* version 5: it waits in the scheduler's queue;
+                            `message` is the scheduler's reason; told again
+                            when the reason changes, and once with `late`
+                            when it has waited past the executor's limit */
+    SW_JOB_RUNNING,      /* version 5: it left the queue and runs, since
+                            wall time `at` (0: now) */
 } sw_job_event_kind;
 
 /* One thing that happened to an attempt. The strings belong to the event:
@@ -89,7 +104,15 @@ typedef struct {
     char *key;
     char *handle;  /* SW_JOB_STARTED; else NULL */
     sw_exit exit;  /* SW_JOB_ENDED */
-    char *message; /* SW_JOB_START_FAILED, SW_JOB_LOST; else NULL */
+    char *message; /* SW_JOB_START_FAILED, SW_JOB_LOST, SW_JOB_QUEUED;
+                      SW_JOB_ENDED: the scheduler's word on an end that
+                      is not a plain exit ("Slurm job 12 ended TIMEOUT");
+                      else NULL */
+    double at;     /* version 5: SW_JOB_RUNNING: wall time it started;
+                      SW_JOB_ENDED, SW_JOB_LOST: wall time it ended, as
+                      the scheduler says; 0: not known (now) */
+    bool late;     /* SW_JOB_QUEUED: it has waited past the executor's
+                      limit for a reason that may pass; told once */
     int code;      /* SW_JOB_START_FAILED: its SW_E* code; SW_ESTORAGE when
                       the machine's disk failed (full, I/O error), which
                       no trial can fix: the engine stops launching */
@@ -138,7 +161,7 @@ typedef struct {
     bool places_gpus;
 } sw_executor_methods;
 
-#define SW_EXECUTOR_VERSION 4
+#define SW_EXECUTOR_VERSION 5
 
 struct sw_executor {
     const sw_executor_methods *methods;

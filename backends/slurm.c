@@ -31,6 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #define POLL_MIN 0.1     /* s between squeues while jobs change */
 #define POLL_MAX 2.0     /* s between them when nothing has for a while */
 #define CMD_LIMIT 120.0  /* s a Slurm command may take before it is killed */
@@ -40,7 +42,13 @@
     3.0 /* s a job must wait for a reason that never ends                      \
            before it is given up (Slurm may revise it) */
 
-#define SQUEUE_FORMAT "JobID:0|,State:0|,Reason:0|,exit_code:0|,Name:0|"
+#define SUBMIT_RATE 10.0     /* sbatch calls a second, by default */
+#define PENDING_NOTICE 300.0 /* s a job may wait before it is said */
+
+#define SQUEUE_FORMAT                                                          \
+    "JobID:0|,State:0|,Reason:0|,exit_code:0|,Name:0|,StartTime:0|,"           \
+    "EndTime:0|"
+#define SACCT_FORMAT "JobID,State,ExitCode,Start,End"
 
 enum {
     K_SBATCH,
@@ -66,18 +74,22 @@ typedef struct {
     char **argv, **env; /* A_WAITING: sbatch's */
     double share;       /* a share of a GPU (0 < share < 1), or 0 */
     long long job;
-    bool ran;            /* seen running, or ended with a status */
-    bool missing;        /* squeue no longer knows it: sacct is asked */
-    bool asking;         /* a sacct or a seek runs for it */
-    bool polled;         /* in the squeue that runs */
-    bool launched;       /* A_SEEKING after its sbatch did not answer: it is
-                            answered as a launch */
-    char state_seen[32]; /* what squeue said last */
-    bool never;          /* squeue says it can never start... */
-    double never_since;  /* ...since then */
-    int cancel;          /* 0, or 1 gentle / 2 forced, asked for */
-    bool cancel_sent;    /* since the last ask */
-    double cancel_at;    /* when the last scancel went */
+    bool ran;             /* seen running, or ended with a status */
+    bool missing;         /* squeue no longer knows it: sacct is asked */
+    bool asking;          /* a sacct or a seek runs for it */
+    bool polled;          /* in the squeue that runs */
+    bool launched;        /* A_SEEKING after its sbatch did not answer: it is
+                             answered as a launch */
+    char state_seen[32];  /* what squeue said last */
+    double submitted;     /* when its job was accepted (or adopted) */
+    bool running_told;    /* SW_JOB_RUNNING said */
+    char reason_told[64]; /* the pending reason last said; "": none */
+    bool late_told;       /* its wait past pending_notice said */
+    bool never;           /* squeue says it can never start... */
+    double never_since;   /* ...since then */
+    int cancel;           /* 0, or 1 gentle / 2 forced, asked for */
+    bool cancel_sent;     /* since the last ask */
+    double cancel_at;     /* when the last scancel went */
 } attempt;
 
 typedef struct {
@@ -91,7 +103,12 @@ typedef struct {
     char *sinfo; /* the nodes' generic resources (sinfo -o %G), learned
                     when a trial first asks for a share of a GPU */
     double now, next_poll, poll_every;
-    bool wake_now; /* something to do at the next process() */
+    bool wake_now;         /* something to do at the next process() */
+    char **query_env;      /* squeue's and sacct's: SLURM_TIME_FORMAT=%s */
+    double rate;           /* sbatch calls a second (--sweep-submit-rate) */
+    double tokens;         /* of the bucket that paces them (at most rate) */
+    double filled_at;      /* when tokens was last topped up */
+    double pending_notice; /* s (--sweep-pending-notice) */
 } slurm;
 
 /* ---- attempts and events ---- */
@@ -158,7 +175,8 @@ static sw_job_event *emit(slurm *sx, sw_job_event_kind kind, attempt *a,
     ev->message = message;
     if (kind == SW_JOB_STARTED)
         ev->handle = sw_aprintf("%lld", a->job);
-    if (kind != SW_JOB_STARTED)
+    if (kind != SW_JOB_STARTED && kind != SW_JOB_QUEUED &&
+        kind != SW_JOB_RUNNING)
         a->state = A_DONE;
     sx->poll_every = POLL_MIN;
     return ev;
@@ -175,8 +193,11 @@ static char *path_in(const attempt *a, const char *name)
 
 static int spawn(slurm *sx, char *const *argv, int kind, const attempt *a)
 {
-    return sw_slurm__spawn(&sx->run, argv, NULL, kind, a ? a->key : NULL,
-                           sx->now);
+    bool query = kind == K_SQUEUE || kind == K_FIND || kind == K_SACCT_LOG ||
+                 kind == K_SACCT_DB;
+
+    return sw_slurm__spawn(&sx->run, argv, query ? sx->query_env : NULL, kind,
+                           a ? a->key : NULL, sx->now);
 }
 
 static void submit(slurm *sx, attempt *a)
@@ -253,22 +274,63 @@ static void on_sinfo(slurm *sx, sw_slurm__cmd *c)
                  sw_slurm__cmd_error(c, "sinfo"));
 }
 
+/* How `a`'s cancel goes: 0 a plain scancel (a pending job, or one asked
+ * before), 1 SIGTERM to the trial itself, so it can save its work, 2
+ * SIGKILL to it. */
+static int cancel_how(const attempt *a)
+{
+    return a->ran && !a->cancel_sent ? a->cancel : 0;
+}
+
+/* One scancel, `how` (cancel_how()), for the attempts in `list`. */
+static void scancel(slurm *sx, int how, attempt **list, size_t n)
+{
+    char **argv = sw_calloc(n + 4, sizeof(*argv));
+    size_t i, k = 0;
+    int error;
+
+    argv[k++] = sw_strdup("scancel");
+    if (how > 0) {
+        argv[k++] = sw_strdup(how == 2 ? "--signal=KILL" : "--signal=TERM");
+        argv[k++] = sw_strdup("--full");
+    }
+    for (i = 0; i < n; i++)
+        argv[k++] = sw_aprintf("%lld", list[i]->job);
+    error = spawn(sx, argv, K_SCANCEL, NULL);
+    for (i = 0; i < n; i++) {
+        list[i]->cancel_sent = true;
+        /* a failed spawn is tried again soon */
+        list[i]->cancel_at = error < 0 ? sx->now - CANCEL_AGAIN + 1 : sx->now;
+    }
+    sw_slurm__strv_free(argv);
+}
+
 static void send_cancel(slurm *sx, attempt *a)
 {
-    char job[32], *gentle[] = {"scancel", job, NULL};
-    char *kill9[] = {"scancel", "--signal=KILL", "--full", job, NULL};
-    char *term[] = {"scancel", "--signal=TERM", "--full", job, NULL};
-    char **argv = gentle;
+    scancel(sx, cancel_how(a), &a, 1);
+}
 
-    snprintf(job, sizeof(job), "%lld", a->job);
-    /* a running trial gets the signal itself, so it can save its work;
-     * a pending job, or one asked before, is cancelled outright */
-    if (a->ran && !a->cancel_sent)
-        argv = a->cancel == 2 ? kill9 : term;
-    a->cancel_sent = true;
-    a->cancel_at = sx->now;
-    if (spawn(sx, argv, K_SCANCEL, a) < 0)
-        a->cancel_at = sx->now - CANCEL_AGAIN + 1; /* try again soon */
+/* Sends every cancel that is due: one scancel a kind for the whole wave
+ * (200 jobs cancelled at Ctrl-C are one command, not 200). */
+static void send_cancels(slurm *sx)
+{
+    attempt **list = sw_calloc(sx->n + 1, sizeof(*list));
+    size_t i, n;
+    int how;
+
+    for (how = 0; how <= 2; how++) {
+        for (n = 0, i = 0; i < sx->n; i++) {
+            attempt *a = sx->all[i];
+
+            if (a->state == A_WATCHING && a->cancel &&
+                (!a->cancel_sent || sx->now >= a->cancel_at + CANCEL_AGAIN) &&
+                cancel_how(a) == how)
+                list[n++] = a;
+        }
+        if (n > 0)
+            scancel(sx, how, list, n);
+    }
+    free(list);
 }
 
 /* One squeue for every job watched. */
@@ -294,12 +356,10 @@ static void poll_jobs(slurm *sx)
 static void ask_sacct(slurm *sx, attempt *a, int kind)
 {
     char job[32];
-    char *log[] = {"sacct", "-c", "-n", "-P",
-                   "-j",    job,  "-o", "JobID,State,ExitCode",
-                   NULL};
-    char *db[] = {"sacct", "-X", "-n", "-P",
-                  "-j",    job,  "-o", "JobID,State,ExitCode",
-                  NULL};
+    char *log[] = {"sacct", "-c", "-n",         "-P", "-j",
+                   job,     "-o", SACCT_FORMAT, NULL};
+    char *db[] = {"sacct", "-X", "-n",         "-P", "-j",
+                  job,     "-o", SACCT_FORMAT, NULL};
 
     snprintf(job, sizeof(job), "%lld", a->job);
     a->asking = spawn(sx, kind == K_SACCT_LOG ? log : db, kind, a) == SW_OK;
@@ -315,40 +375,60 @@ static void seek(slurm *sx, attempt *a)
 
 /* ---- answers ---- */
 
-/* Ends attempt `a` as Slurm says its job `j` ended. */
+/* Says that `a`'s job runs, since Slurm's start time `start` (0: not
+ * known, now), once. */
+static void tell_running(slurm *sx, attempt *a, double start)
+{
+    if (a->running_told)
+        return;
+    a->running_told = true;
+    emit(sx, SW_JOB_RUNNING, a, NULL)->at = start;
+}
+
+/* Ends attempt `a` as Slurm says its job `j` ended, at Slurm's end time;
+ * a job that started is first said to have started, at Slurm's start. */
 static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
 {
-    bool ran = a->ran ||
+    bool ran = a->ran || j->start > 0 ||
                (j->has_status && !(j->exit.exited && j->exit.exit_code == 0));
     sw_exit x = {false, 0, SIGKILL};
+    sw_job_event *ev;
     char *msg;
 
+    if (ran)
+        tell_running(sx, a, j->start);
     if (a->cancel && strcmp(j->state, "CANCELLED") == 0 &&
         (!j->has_status || (j->exit.exited && j->exit.exit_code == 0))) {
         x.signal = SIGTERM; /* ours, before it ran or with no status */
-        emit(sx, SW_JOB_ENDED, a, NULL)->exit = x;
+        ev = emit(sx, SW_JOB_ENDED, a, NULL);
+        ev->exit = x;
+        ev->at = j->end;
         return;
     }
     msg = a->cancel ? NULL : sw_slurm__machinery_end(j, ran);
     if (msg) {
         sw_slurm__note(a->dir, msg);
-        emit(sx, SW_JOB_LOST, a, msg);
+        emit(sx, SW_JOB_LOST, a, msg)->at = j->end;
         return;
     }
     if (j->has_status)
         x = j->exit;
+    msg = NULL;
     if (strcmp(j->state, "COMPLETED") != 0) {
         if (x.exited && x.exit_code == 0)
             x = (sw_exit){false, 0, SIGKILL}; /* not a success */
-        if (!a->cancel) {
-            msg = sw_aprintf("Slurm job %lld ended %s%s%s%s", j->id, j->state,
-                             j->reason[0] ? " (" : "", j->reason,
-                             j->reason[0] ? ")" : "");
+        if (!a->cancel) { /* Slurm's word for it, in the run's reason */
+            msg = sw_aprintf(
+                "Slurm job %lld ended %s%s%s%s", j->id, j->state,
+                j->reason[0] && strcmp(j->reason, "None") != 0 ? " (" : "",
+                strcmp(j->reason, "None") != 0 ? j->reason : "",
+                j->reason[0] && strcmp(j->reason, "None") != 0 ? ")" : "");
             sw_slurm__note(a->dir, msg);
-            free(msg);
         }
     }
-    emit(sx, SW_JOB_ENDED, a, NULL)->exit = x;
+    ev = emit(sx, SW_JOB_ENDED, a, msg);
+    ev->exit = x;
+    ev->at = j->end;
 }
 
 /* A job pending for a reason that time will not change, for NEVER_GRACE
@@ -369,11 +449,35 @@ static void give_up_pending(slurm *sx, attempt *a, const sw_slurm__job *j)
     if (sx->now >= a->never_since + NEVER_GRACE) {
         sw_slurm__note(a->dir, msg);
         a->cancel = 2;
-        a->cancel_sent = true;
+        a->cancel_sent = false;
         send_cancel(sx, a);
-        emit(sx, SW_JOB_ENDED, a, NULL)->exit = (sw_exit){false, 0, SIGKILL};
+        /* no exit status: it never ran; the words say what Slurm did */
+        emit(sx, SW_JOB_ENDED, a,
+             sw_aprintf("Slurm job %lld ended CANCELLED before it started: "
+                        "%s",
+                        j->id, msg))
+            ->exit = (sw_exit){false, 0, 0};
     }
     free(msg);
+}
+
+/* A pending job's reason, said when it changes, and once more when it
+ * has waited pending_notice seconds for a reason that may pass (a DOWN
+ * partition, a drained node, Resources, Priority). */
+static void tell_pending(slurm *sx, attempt *a, const sw_slurm__job *j)
+{
+    sw_job_event *ev;
+
+    if (strcmp(a->reason_told, j->reason) != 0) {
+        snprintf(a->reason_told, sizeof(a->reason_told), "%s", j->reason);
+        emit(sx, SW_JOB_QUEUED, a, sw_strdup(j->reason));
+    }
+    if (!a->late_told && sx->now >= a->submitted + sx->pending_notice) {
+        a->late_told = true;
+        ev = emit(sx, SW_JOB_QUEUED, a,
+                  sw_slurm__waited(j, sx->now - a->submitted));
+        ev->late = true;
+    }
 }
 
 /* A job squeue or sacct spoke of, for the attempt watching it. */
@@ -393,10 +497,15 @@ static void update(slurm *sx, attempt *a, const sw_slurm__job *j)
         emit(sx, SW_JOB_LOST, a, msg);
         return;
     }
-    if (j->phase == SW_SLURM_ENDED)
+    if (j->phase == SW_SLURM_ENDED) {
         end_job(sx, a, j);
-    else
-        give_up_pending(sx, a, j);
+        return;
+    }
+    if (!j->pending)
+        tell_running(sx, a, j->start);
+    give_up_pending(sx, a, j);
+    if (a->state == A_WATCHING && j->pending && !a->never)
+        tell_pending(sx, a, j);
 }
 
 static attempt *watching(slurm *sx, long long job)
@@ -499,6 +608,12 @@ static void found_job(slurm *sx, attempt *a, long long job)
     (void)sw_slurm__write_file(a->dir, "pid", text,
                                0600); /* the store has it too */
     emit(sx, SW_JOB_STARTED, a, NULL);
+    a->submitted = sx->now;
+    /* it waits until squeue says otherwise: no run time meanwhile */
+    if (!a->running_told && !a->reason_told[0]) {
+        snprintf(a->reason_told, sizeof(a->reason_told), "None");
+        emit(sx, SW_JOB_QUEUED, a, sw_strdup("None"));
+    }
     sx->next_poll = sx->now; /* the pending job shows at once */
 }
 
@@ -554,9 +669,8 @@ static void on_sbatch(slurm *sx, sw_slurm__cmd *c, attempt *a)
         emit(sx, SW_JOB_START_FAILED, a, sw_slurm__cmd_error(c, "sbatch"));
         return;
     }
-    found_job(sx, a, job);
-    if (a->cancel)
-        send_cancel(sx, a);
+    found_job(sx, a, job); /* a cancel asked meanwhile goes with the
+                              next wave (send_cancels) */
 }
 
 static void on_finished(slurm *sx, sw_slurm__cmd *c)
@@ -666,6 +780,7 @@ static int slurm_adopt(sw_executor *ex, const char *key, const char *dir,
     }
     a = add(sx, key, dir, handle ? A_WATCHING : A_SEEKING);
     a->job = job;
+    a->submitted = sx->now; /* its wait is timed from here */
     if (!handle && sw_slurm__read_job_file(a->dir, &job))
         found_job(sx, a, job);
     sx->wake_now = true;
@@ -730,7 +845,9 @@ static double slurm_next_wake(sw_executor *ex)
             sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT &&
             (a->share == 0 || sx->sinfo ||
              sw_slurm__running(&sx->run, K_SINFO) == 0))
-            return now;
+            w = earliest(w, sx->tokens >= 1
+                                ? now
+                                : sx->now + (1 - sx->tokens) / sx->rate);
         if (a->state == A_WATCHING && a->missing && !a->asking)
             return now;
         if (a->state == A_SEEKING && !a->asking)
@@ -739,8 +856,31 @@ static double slurm_next_wake(sw_executor *ex)
             w = earliest(w, sx->next_poll);
         if (a->state == A_WATCHING && a->cancel)
             w = earliest(w, a->cancel_sent ? a->cancel_at + CANCEL_AGAIN : now);
+        if (a->state == A_WATCHING && !a->running_told && !a->late_told)
+            w = earliest(w, a->submitted + sx->pending_notice);
     }
     return w;
+}
+
+/* Tops up the bucket that paces submissions: `rate` a second, at most
+ * `rate` (a second's worth) kept. */
+static void fill_tokens(slurm *sx)
+{
+    double most = sx->rate > 1 ? sx->rate : 1;
+
+    if (sx->now > sx->filled_at)
+        sx->tokens += (sx->now - sx->filled_at) * sx->rate;
+    if (sx->tokens > most || sx->filled_at == 0)
+        sx->tokens = most;
+    sx->filled_at = sx->now;
+}
+
+/* Whether another sbatch may start now: MAX_SUBMIT at once, `rate` a
+ * second. */
+static bool may_submit(const slurm *sx)
+{
+    return sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT &&
+           sx->tokens >= 1;
 }
 
 /* Starts what is due: submissions, searches, sacct, cancels, the poll. */
@@ -748,21 +888,20 @@ static void start_due(slurm *sx)
 {
     size_t i, n = sx->n; /* submit() may emit, never add */
 
+    fill_tokens(sx);
     for (i = 0; i < n; i++) {
         attempt *a = sx->all[i];
 
-        if (a->state == A_WAITING &&
-            sw_slurm__running(&sx->run, K_SBATCH) < MAX_SUBMIT)
+        if (a->state == A_WAITING && may_submit(sx)) {
             try_submit(sx, a);
-        else if (a->state == A_SEEKING && !a->asking &&
-                 sx->now >= sx->next_poll)
+            sx->tokens -= a->state == A_SUBMITTING;
+        } else if (a->state == A_SEEKING && !a->asking &&
+                   sx->now >= sx->next_poll)
             seek(sx, a);
         else if (a->state == A_WATCHING && a->missing && !a->asking)
             ask_sacct(sx, a, K_SACCT_LOG);
-        else if (a->state == A_WATCHING && a->cancel &&
-                 (!a->cancel_sent || sx->now >= a->cancel_at + CANCEL_AGAIN))
-            send_cancel(sx, a);
     }
+    send_cancels(sx);
     if (sx->now >= sx->next_poll &&
         sw_slurm__running(&sx->run, K_SQUEUE) == 0) {
         poll_jobs(sx);
@@ -811,6 +950,7 @@ static void slurm_free(sw_executor *ex)
     for (i = sx->qhead; i < sx->qn; i++)
         sw_job_event_dispose(&sx->queue[i]);
     sw_slurm__strv_free(sx->extra);
+    sw_slurm__strv_free(sx->query_env);
     free(sx->sinfo);
     free(sx->all);
     free(sx->queue);
@@ -833,25 +973,85 @@ static const sw_executor_methods slurm_methods = {
     true, /* Slurm places them (--gres) */
 };
 
+/* The environment of squeue and sacct: ours, their times as unix
+ * seconds. */
+static char **query_env(void)
+{
+    static const char fmt[] = "SLURM_TIME_FORMAT=";
+    char **v;
+    size_t n = 0, k = 0, i;
+
+    while (environ[n])
+        n++;
+    v = sw_calloc(n + 2, sizeof(*v));
+    for (i = 0; i < n; i++)
+        if (strncmp(environ[i], fmt, sizeof(fmt) - 1) != 0)
+            v[k++] = sw_strdup(environ[i]);
+    v[k] = sw_strdup("SLURM_TIME_FORMAT=%s");
+    return v;
+}
+
+/* One of the executor's own arguments (`--sweep-NAME=VALUE`, from the
+ * `slurm:` section's keys that are not sbatch's): 1 when `arg` is one
+ * and is taken, 0 when it is an sbatch option, SW_EINVALID when it is a
+ * bad one of ours. */
+static int own_arg(slurm *sx, const char *arg)
+{
+    static const char rate[] = "--sweep-submit-rate=";
+    static const char notice[] = "--sweep-pending-notice=";
+    const char *v;
+    char *end;
+    double x;
+
+    if (strncmp(arg, "--sweep-", 8) != 0)
+        return 0;
+    v = strchr(arg, '=') ? strchr(arg, '=') + 1 : "";
+    errno = 0;
+    x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= 0) || x > 1e6)
+        x = -1;
+    if (strncmp(arg, rate, sizeof(rate) - 1) == 0 && x > 0)
+        sx->rate = x;
+    else if (strncmp(arg, notice, sizeof(notice) - 1) == 0 && x >= 0)
+        sx->pending_notice = x;
+    else
+        return sw_error_set(SW_EINVALID,
+                            "slurm: '%s': expected --sweep-submit-rate=N "
+                            "(sbatch calls a second, above 0) or "
+                            "--sweep-pending-notice=SECONDS",
+                            arg);
+    return 1;
+}
+
 int sw_executor_slurm_new(sw_executor **out, char *const *sbatch_args)
 {
     slurm *sx = sw_calloc(1, sizeof(*sx));
-    size_t n = 0;
-    int error;
+    size_t n = 0, k = 0;
+    char *arg;
+    int error = SW_OK, own = 0;
 
     sx->base.methods = &slurm_methods;
     sx->poll_every = POLL_MIN;
+    sx->rate = SUBMIT_RATE;
+    sx->pending_notice = PENDING_NOTICE;
     sx->run.epfd = -1;
+    sx->query_env = query_env();
     for (; sbatch_args && sbatch_args[n]; n++)
         ;
     sx->extra = sw_calloc(n + 1, sizeof(char *));
-    for (n = 0; sbatch_args && sbatch_args[n]; n++)
-        if (!(sx->extra[n] = sw_spec_slurm_arg(sbatch_args[n]))) {
+    for (n = 0; !error && sbatch_args && sbatch_args[n]; n++) {
+        if (!(arg = sw_spec_slurm_arg(sbatch_args[n])))
             error = sw_error_set(SW_EINVALID, "slurm: %s", sw_error_last());
-            slurm_free(&sx->base);
-            return error;
-        }
-    if ((error = sw_slurm__runner_init(&sx->run)) < 0) {
+        else if ((own = own_arg(sx, arg)) < 0)
+            error = own;
+        if (arg && own == 0 && !error)
+            sx->extra[k++] = arg;
+        else
+            free(arg);
+    }
+    if (!error)
+        error = sw_slurm__runner_init(&sx->run);
+    if (error < 0) {
         slurm_free(&sx->base);
         return error;
     }

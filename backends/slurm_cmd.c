@@ -236,23 +236,30 @@ int sw_slurm__cmd_exit(const sw_slurm__cmd *c)
 
 char *sw_slurm__cmd_error(const sw_slurm__cmd *c, const char *what)
 {
-    const char *s = sw_buf_cstr(&c->stderr_buf), *end, *line = NULL;
-    size_t len = 0;
+    const char *s = sw_buf_cstr(&c->stderr_buf), *end;
+    sw_buf b = SW_BUF_INIT;
+    size_t len;
 
+    /* every line: sbatch names a bad option on one and says "Try sbatch
+     * --help" on the next */
     for (end = s; *s; s = end) {
         end = s + strcspn(s, "\n");
-        if (end > s) {
-            line = s;
-            len = (size_t)(end - s);
-        }
+        len = (size_t)(end - s);
+        while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
+            len--;
+        if (len > 0 && b.len > 0)
+            sw_buf_printf(&b, "; %.*s", (int)len, s);
+        else if (len > 0 && strncmp(s, what, strlen(what)) == 0 &&
+                 s[strlen(what)] == ':')
+            sw_buf_printf(&b, "%.*s", (int)len, s); /* "sbatch: error: ..." */
+        else if (len > 0)
+            sw_buf_printf(&b, "%s: %.*s", what, (int)len, s);
         if (*end)
             end++;
     }
-    if (line && strncmp(line, what, strlen(what)) == 0 &&
-        line[strlen(what)] == ':')
-        return sw_strndup(line, len); /* "sbatch: error: ..." */
-    if (line)
-        return sw_aprintf("%s: %.*s", what, (int)len, line);
+    if (b.len > 0)
+        return sw_buf_detach(&b);
+    sw_buf_dispose(&b);
     if (c->reaped && WIFSIGNALED(c->status))
         return sw_aprintf("%s: killed by signal %d (no answer in time)", what,
                           WTERMSIG(c->status));

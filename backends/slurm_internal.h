@@ -66,7 +66,8 @@ void sw_slurm__cmd_free(sw_slurm__cmd *c);
 /* The command's exit code, or -1 when it did not exit normally. */
 int sw_slurm__cmd_exit(const sw_slurm__cmd *c);
 
-/* Its stderr as one line (the last non-empty one), for messages. */
+/* Its stderr as one line (every non-empty line, joined by "; "), for
+ * messages: "sbatch: unrecognized option '--x'; Try ...". */
 char *sw_slurm__cmd_error(const sw_slurm__cmd *c, const char *what);
 
 /* ---- jobs (slurm_jobs.c) ---- */
@@ -85,15 +86,21 @@ typedef struct {
     char reason[64];
     bool has_status; /* ended: `exit` is known */
     sw_exit exit;
+    double start, end; /* unix seconds Slurm started and ended it (its
+                          own, whole seconds); 0: not (yet) known */
 } sw_slurm__job;
 
 /* Parses one line of `squeue -h -O JobID:0|,State:0|,Reason:0|,
- * exit_code:0|,Name:0|` (exit_code is a raw wait status); *name points
- * into `line` (which is modified). False for a line that is not one. */
+ * exit_code:0|,Name:0|,StartTime:0|,EndTime:0|` run with
+ * SLURM_TIME_FORMAT=%s (exit_code is a raw wait status; the times unix
+ * seconds, the last two fields optional); *name points into `line`
+ * (which is modified). False for a line that is not one. */
 bool sw_slurm__parse_squeue(char *line, sw_slurm__job *out, char **name);
 
-/* Parses one line of `sacct -n -P -o JobID,State,ExitCode` (ExitCode is
- * "CODE:SIGNAL"). False for a line that is not one, or a job step. */
+/* Parses one line of `sacct -n -P -o JobID,State,ExitCode,Start,End`
+ * (ExitCode is "CODE:SIGNAL"; Start and End, optional, unix seconds under
+ * SLURM_TIME_FORMAT=%s). False for a line that is not one, or a job
+ * step. */
 bool sw_slurm__parse_sacct(char *line, sw_slurm__job *out);
 
 /* Fills `j` (id and state set) for an ended job from Slurm's state name:
@@ -109,6 +116,11 @@ char *sw_slurm__machinery_end(const sw_slurm__job *j, bool ran);
  * limit its request is beyond, such as PartitionTimeLimit): allocated,
  * or NULL when it may yet start. */
 char *sw_slurm__never_starts(const sw_slurm__job *j);
+
+/* The words for a job that has waited `secs` in the queue for its
+ * reason, one that may pass (a DOWN partition, a drained node,
+ * Resources, Priority): allocated. */
+char *sw_slurm__waited(const sw_slurm__job *j, double secs);
 
 /* The arguments of `sbatch` for launch `l`: the executor's fixed ones
  * (--parsable, --no-requeue, --gres=gpu:N for whole GPUs), the user's

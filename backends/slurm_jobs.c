@@ -75,6 +75,18 @@ static bool parse_id(const char *s, long long *out)
     return true;
 }
 
+/* A time Slurm printed under SLURM_TIME_FORMAT=%s; 0 for "N/A",
+ * "Unknown", "NONE" or anything else that is not one. */
+static double parse_time(const char *s)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    return errno || end == s || *end || v <= 0 ? 0 : (double)v;
+}
+
 static void put_state(sw_slurm__job *j, const char *state, const char *reason)
 {
     size_t n = strcspn(state, " +"); /* "CANCELLED by 0", "COMPLETING+" */
@@ -86,14 +98,19 @@ static void put_state(sw_slurm__job *j, const char *state, const char *reason)
 
 bool sw_slurm__parse_squeue(char *line, sw_slurm__job *out, char **name)
 {
-    char *f[6];
+    char *f[8];
     char *end;
     long raw;
+    size_t n;
 
     memset(out, 0, sizeof(*out));
-    if (split(line, f, 6) < 5 || !parse_id(f[0], &out->id))
+    if ((n = split(line, f, 8)) < 5 || !parse_id(f[0], &out->id))
         return false;
     put_state(out, f[1], f[2]);
+    if (n >= 7 && !out->pending) { /* a pending job's is a forecast */
+        out->start = parse_time(f[5]);
+        out->end = parse_time(f[6]);
+    }
     errno = 0;
     raw = strtol(f[3], &end, 10);
     if (out->phase == SW_SLURM_ENDED && !errno && end != f[3] && !*end &&
@@ -109,13 +126,18 @@ bool sw_slurm__parse_squeue(char *line, sw_slurm__job *out, char **name)
 
 bool sw_slurm__parse_sacct(char *line, sw_slurm__job *out)
 {
-    char *f[4];
+    char *f[6];
     int code, sig;
+    size_t n;
 
     memset(out, 0, sizeof(*out));
-    if (split(line, f, 4) < 3 || !parse_id(f[0], &out->id))
+    if ((n = split(line, f, 6)) < 3 || !parse_id(f[0], &out->id))
         return false; /* "12.batch" and headers are not jobs */
     put_state(out, f[1], NULL);
+    if (n >= 5) {
+        out->start = parse_time(f[3]);
+        out->end = parse_time(f[4]);
+    }
     if (out->phase == SW_SLURM_ENDED &&
         sscanf(f[2], "%d:%d", &code, &sig) == 2) {
         out->has_status = true;
@@ -195,6 +217,36 @@ static const char *const never[][2] = {
     {"AssocMaxCpuPerJobLimit", "it asks for more CPUs than its account "
                                "allows a job"},
 };
+
+/* Pending reasons that may pass, and what they wait for. */
+static const char *const may_pass[][2] = {
+    {"PartitionDown", "its partition is DOWN; it starts once the partition "
+                      "is UP"},
+    {"PartitionInactive", "its partition is INACTIVE"},
+    {"ReqNodeNotAvail", "a node it needs is drained, down or reserved"},
+    {"NodeDown", "a node it needs is down"},
+    {"Resources", "the nodes it can run on are busy"},
+    {"Priority", "jobs of higher priority are ahead of it"},
+    {"Dependency", "it waits for a job it depends on"},
+    {"BeginTime", "its start time is still to come"},
+    {"JobHeldUser", "it is held (scontrol release)"},
+    {"JobHeldAdmin", "an administrator holds it"},
+    {"Reservation", "it waits for its reservation"},
+};
+
+char *sw_slurm__waited(const sw_slurm__job *j, double secs)
+{
+    const char *why = "see `squeue -j` and Slurm's documentation of "
+                      "pending reasons";
+    size_t i, n = strcspn(j->reason, ",");
+
+    for (i = 0; i < sizeof(may_pass) / sizeof(may_pass[0]); i++)
+        if (strlen(may_pass[i][0]) == n &&
+            strncmp(j->reason, may_pass[i][0], n) == 0)
+            why = may_pass[i][1];
+    return sw_aprintf("Slurm job %lld has waited %.0fs in the queue: %s (%s)",
+                      j->id, secs, j->reason, why);
+}
 
 char *sw_slurm__never_starts(const sw_slurm__job *j)
 {

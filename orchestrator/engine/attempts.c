@@ -65,5 +65,8 @@ int sw_engine__attempts_event(void *engine, const sw_event *ev)
     a.gpu = ev->end->gpu;
     a.has_first_step = ev->end->first_step >= 0;
     a.first_step = ev->end->first_step;
+    a.job = r->job;
+    a.has_queued = r->has_queued;
+    a.queued_seconds = r->queued_seconds;
     return sw_store_put_attempt(e->st, &a);
 }

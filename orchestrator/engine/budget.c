@@ -73,8 +73,8 @@ static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
     *trial_s = e->spent.trial_s;
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (!sw_engine__started(s) || !(s->rec.started_at > 0))
-            continue;
+        if (!sw_engine__started(s) || s->queued || !(s->rec.started_at > 0))
+            continue; /* a job waiting in Slurm's queue spends nothing */
         first_start(e, s->rec.started_at);
         d = now - s->rec.started_at;
         if (d > 0) {

@@ -87,7 +87,11 @@ typedef struct {
     bool adopted;     /* from an earlier orchestrator */
     bool fresh;       /* a new trial, not in the store until it launches */
     bool proven;      /* reported a metric, or ran PROBATION_S (lifecycle.c) */
-    double launched_at; /* monotonic; when its launch was asked for */
+    double launched_at; /* monotonic; when its launch was asked for, or
+                           when it left a scheduler's queue */
+    bool queued;        /* its job waits in the executor's queue
+                           (SW_JOB_QUEUED): not started, no deadline, no
+                           GPU time; rec.started_at is its submission */
     int out_fd;         /* its stdout.log, open for reading; -1: not yet */
     void *watch;        /* the host's watch of that file; NULL: none */
     bool out_dirty;     /* the watch saw it change since the last read */
@@ -211,6 +215,8 @@ struct sw_engine {
     bool gave_up;           /* the first runs all failed: launch no more */
     size_t failed_here;     /* runs that failed in this process */
     size_t launch_failures; /* in a row; for the back-off */
+    size_t started_here;    /* attempts the executor started, here */
+    size_t unstarted_here;  /* attempts that could not start, here */
     double backoff_until;   /* monotonic; launch nothing before */
     int interrupts, seen_interrupts;
     int signal; /* the last signal that interrupted it */
@@ -277,12 +283,15 @@ void sw_engine__notice(sw_engine *e, sw_notice_level level, const char *fmt,
  *   - fatal() ends the sweep with a store error (rolled back, said once)
  *     and returns it; its trials keep running, for a resume. */
 bool sw_engine__stopping(const sw_engine *e);
+/* count_queued(): how many started attempts wait in the executor's queue
+ * (counted in count_started() too). */
 sw_slot *sw_engine__new_slot(sw_engine *e);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
 size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase);
 bool sw_engine__started(const sw_slot *s);
 size_t sw_engine__count_started(const sw_engine *e);
+size_t sw_engine__count_queued(const sw_engine *e);
 void sw_engine__enqueue(sw_engine *e, sw_run_rec *r);
 bool sw_engine__dequeue(sw_engine *e, sw_run_rec *out);
 double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
@@ -387,6 +396,9 @@ void sw_engine__output_changed(void *slot);
  *   - grant() and revoke() a slot's token; metrics_url() is where the
  *     trial in `s` reports (the caller frees; NULL without a server). */
 int sw_engine__start_server(sw_engine *e, const char *listen);
+/* Before the first launch: warns when trials may run on other machines
+ * (the executor places them) and the server is on a loopback address. */
+void sw_engine__warn_loopback(sw_engine *e);
 int sw_engine__serve(sw_engine *e);
 void sw_engine__grant(sw_engine *e, sw_slot *s);
 void sw_engine__revoke(sw_engine *e, sw_slot *s);

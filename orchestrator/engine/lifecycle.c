@@ -164,7 +164,7 @@ static void archive_attempt(sw_capture_work *c)
 }
 
 static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
-                       const char *msg);
+                       const char *msg, double at);
 
 /* The argv the executor gets: the stored one with its ${envvar:NAME}
  * expanded from this process's environment now, so a secret reaches the
@@ -210,7 +210,7 @@ static int request_launch(sw_engine *e, sw_slot *s)
     s->launched_at = now_mono(e);
     sw_engine__grant(e, s);
     if (error)
-        error = end_attempt(e, s, NULL, END_START_FAILED, sw_error_last());
+        error = end_attempt(e, s, NULL, END_START_FAILED, sw_error_last(), 0);
     sw_command_free(argv);
     sw_command_free(env);
     free(url);
@@ -251,13 +251,17 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     r->signal = 0;
     set_str(&r->job, NULL);
     set_str(&r->reason, NULL);
+    set_str(&r->pending_reason, NULL);
+    r->has_queued = false;
+    r->queued_seconds = 0;
+    s->queued = false;
     if ((error = commit_state(e, s, from, NULL)) != SW_OK)
         return sw_engine__fatal(e, error);
     if (prepared == SW_ESTORAGE)
         return storage_failed(e, s, why);
     if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
-        return end_attempt(e, s, NULL, END_START_FAILED, why);
+        return end_attempt(e, s, NULL, END_START_FAILED, why, 0);
     }
     return request_launch(e, s);
 }
@@ -363,7 +367,7 @@ static bool probation_room(sw_engine *e)
         return true;
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (!s->proven && s->launched_at > 0 &&
+        if (!s->proven && !s->queued && s->launched_at > 0 &&
             now >= s->launched_at + PROBATION_S)
             s->proven = true;
         unproven += !s->proven;
@@ -430,6 +434,13 @@ static void failure_reason(const sw_engine *e, const sw_slot *s,
         snprintf(out, n, "lost: its supervisor died");
     else if (how == END_START_FAILED)
         snprintf(out, n, "cannot start: %s", msg ? msg : "?");
+    else if (msg && x->exited) /* the scheduler's word: "Slurm job 12
+                                  ended TIMEOUT", and the status */
+        snprintf(out, n, "%s, exit %d", msg, x->exit_code);
+    else if (msg && x->signal)
+        snprintf(out, n, "%s, signal %d", msg, x->signal);
+    else if (msg)
+        snprintf(out, n, "%s", msg);
     else if (x->exited)
         snprintf(out, n, "exit %d", x->exit_code);
     else
@@ -450,6 +461,7 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
                        : SW_RUN_FAILED;
     sw_engine__tally(e, s->rec.state, true);
     if (how == END_START_FAILED) {
+        e->unstarted_here++;
         sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: run %s %s", s->rec.id,
                           why);
         e->launch_failures++;
@@ -491,7 +503,12 @@ static int finish(sw_engine *e, sw_slot *s)
     end_kind how = (end_kind)s->end.how;
     const sw_exit *x = &s->end.exit;
     const char *msg = s->end.msg;
-    bool timeout = s->cancel == SW_CANCEL_TIMEOUT;
+    /* one that ended before its time ran out (by the scheduler's record
+     * of its end; the poll that saw it may come a second late) did not
+     * time out */
+    bool timeout = s->cancel == SW_CANCEL_TIMEOUT &&
+                   !(e->spec->timeout > 0 && s->rec.started_at > 0 &&
+                     s->end.at < s->rec.started_at + e->spec->timeout);
     sw_attempt_end end = {how != END_START_FAILED, how == END_LOST, timeout, 0,
                           s->first_step};
     int error;
@@ -542,19 +559,31 @@ static int drain(sw_engine *e, sw_slot *s)
     return s->out_more ? SW_OK : finish(e, s);
 }
 
-/* The attempt in `s` ended (how, its exit, the executor's word on it): the
+/* The attempt in `s` ended (how, its exit, the executor's word on it, at
+ * wall time `at` as the executor's scheduler recorded it, 0: now): the
  * end is its time, whatever is still to read of its output, and no
- * deadline applies to it any more. Its output is read a turn at a time
- * (drain()) before what it means is decided. */
+ * deadline applies to it any more. One that never left the scheduler's
+ * queue ran for no time: its wait is queued_seconds. Its output is read
+ * a turn at a time (drain()) before what it means is decided. */
 static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
-                       const char *msg)
+                       const char *msg, double at)
 {
     sw_exit none = {false, 0, 0};
+    sw_run_rec *r = &s->rec;
 
     s->end.how = (int)how;
     s->end.exit = x ? *x : none;
     s->end.msg = msg ? sw_strdup(msg) : NULL;
-    s->end.at = now_wall(e);
+    s->end.at = at > 0 && at <= now_wall(e) ? at : now_wall(e);
+    if (s->end.at < r->started_at)
+        s->end.at = r->started_at;
+    if (s->queued) {
+        r->has_queued = true;
+        r->queued_seconds = s->end.at - r->started_at;
+        r->started_at = s->end.at;
+        set_str(&r->pending_reason, NULL);
+        s->queued = false;
+    }
     s->phase = SW_SLOT_ENDED;
     return drain(e, s);
 }
@@ -569,6 +598,7 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
 
     set_str(&s->rec.job, handle);
     if (s->phase == SW_SLOT_LAUNCHING) {
+        e->started_here++;
         s->phase = SW_SLOT_RUNNING;
         s->deadline = sw_engine__deadline(e, &s->rec);
         e->launch_failures = 0;
@@ -585,7 +615,58 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
  * its run goes again as after a lost attempt, using no retry. */
 static int not_started(sw_engine *e, sw_slot *s)
 {
-    return end_attempt(e, s, NULL, END_LOST, NULL);
+    return end_attempt(e, s, NULL, END_LOST, NULL, 0);
+}
+
+/* The attempt's job waits in the executor's queue, for `ev->message`
+ * (Slurm's reason): it has not started, so no deadline runs and nothing
+ * is spent; the reason is stored for `sweep ls` and `sweep show`. A late
+ * one (waited past the executor's limit) is said once. */
+static int on_queued(sw_engine *e, sw_slot *s, const sw_job_event *ev)
+{
+    const char *why = ev->message && ev->message[0] ? ev->message : "None";
+    int error;
+
+    s->queued = true;
+    s->deadline = 0;
+    if (ev->late) {
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: run %s: %s", s->rec.id,
+                          why);
+        return SW_OK;
+    }
+    if (s->rec.pending_reason && strcmp(s->rec.pending_reason, why) == 0)
+        return SW_OK;
+    set_str(&s->rec.pending_reason, why);
+    if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
+        return sw_engine__fatal(e, error);
+    return SW_OK;
+}
+
+/* The attempt's job left the queue and runs since wall time `at` (the
+ * scheduler's; 0: now): its run time, its deadline, its pace and the GPU
+ * time it spends start there, and its wait is recorded beside them. Said
+ * again (a resume), it changes nothing. */
+static int on_running(sw_engine *e, sw_slot *s, double at)
+{
+    sw_run_rec *r = &s->rec;
+    double now = now_wall(e);
+    int error;
+
+    if (!(at > 0) || at > now)
+        at = now;
+    if (!r->has_queued && r->started_at > 0) {
+        r->has_queued = true;
+        r->queued_seconds = at > r->started_at ? at - r->started_at : 0;
+        r->started_at = at;
+    }
+    set_str(&r->pending_reason, NULL);
+    s->queued = false;
+    s->launched_at = now_mono(e);
+    if (s->phase == SW_SLOT_RUNNING)
+        s->deadline = sw_engine__deadline(e, r);
+    if ((error = sw_store_update_run(e->st, r)) != SW_OK)
+        return sw_engine__fatal(e, error);
+    return SW_OK;
 }
 
 static int on_event(sw_engine *e, const sw_job_event *ev)
@@ -606,15 +687,19 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
     case SW_JOB_START_FAILED:
         if (ev->code == SW_ESTORAGE)
             return storage_failed(e, s, ev->message);
-        return end_attempt(e, s, NULL, END_START_FAILED, ev->message);
+        return end_attempt(e, s, NULL, END_START_FAILED, ev->message, 0);
     case SW_JOB_NOT_STARTED:
         return not_started(e, s);
     case SW_JOB_ENDED:
-        return end_attempt(e, s, &ev->exit, END_EXITED, NULL);
+        return end_attempt(e, s, &ev->exit, END_EXITED, ev->message, ev->at);
     case SW_JOB_LOST:
         sw_engine__notice(e, SW_NOTICE_WARN, "sweep: run %s: %s", s->rec.id,
                           ev->message ? ev->message : "lost");
-        return end_attempt(e, s, NULL, END_LOST, ev->message);
+        return end_attempt(e, s, NULL, END_LOST, ev->message, ev->at);
+    case SW_JOB_QUEUED:
+        return on_queued(e, s, ev);
+    case SW_JOB_RUNNING:
+        return on_running(e, s, ev->at);
     }
     return SW_OK;
 }
@@ -696,11 +781,23 @@ static void on_interrupts(sw_engine *e)
         return;
     e->seen_interrupts = n;
     if (n == 1) {
+        size_t queued = sw_engine__count_queued(e), i;
+
         sw_engine__notice(e, SW_NOTICE_ERROR,
                           "\nsweep: stopping: no new trials; waiting for %zu "
                           "running (Ctrl-C again cancels them; `sweep resume "
                           "%s` continues)",
-                          sw_engine__count_started(e), e->sweep.id);
+                          sw_engine__count_started(e) - queued, e->sweep.id);
+        if (queued > 0)
+            sw_engine__notice(e, SW_NOTICE_ERROR,
+                              "sweep: canceling %zu jobs still queued: they "
+                              "never started, and `sweep resume` submits "
+                              "them again",
+                              queued);
+        /* a job that has not started is nothing to wait for */
+        for (i = 0; i < e->n_slots; i++)
+            if (sw_engine__started(e->slots[i]) && e->slots[i]->queued)
+                cancel(e, e->slots[i], SW_CANCEL_INTERRUPTED, false);
     } else {
         sw_engine__notice(e, SW_NOTICE_ERROR,
                           "\nsweep: canceling %zu running trials",
@@ -822,6 +919,8 @@ int sw_engine__begin(sw_engine *e)
         error = sw_engine__budget_load(e);
     if (!error && e->serve && !e->server)
         error = sw_engine__start_server(e, e->listen);
+    if (!error)
+        sw_engine__warn_loopback(e);
     return sw_engine__fatal(e, error);
 }
 
@@ -880,7 +979,8 @@ double sw_engine__next_wake(sw_engine *e)
         consider(&w, s->phase == SW_SLOT_KILLED ? 0 : s->force_at);
         if (!e->virtual_time)
             consider(&w, e->last_tail + TAIL_S);
-        if (!s->proven && e->done == 0 && !sw_engine__stopping(e) &&
+        if (!s->proven && !s->queued && e->done == 0 &&
+            !sw_engine__stopping(e) &&
             s->launched_at + PROBATION_S > now_mono(e))
             consider(&w, s->launched_at + PROBATION_S);
     }
@@ -923,6 +1023,13 @@ int sw_engine__end(sw_engine *e)
     error = set_sweep_state(
         e, interrupted ? SW_SWEEP_INTERRUPTED : SW_SWEEP_FINISHED,
         interrupted ? 0 : now_wall(e));
+    /* nothing ran: every submit was refused (an sbatch error, a request
+     * the cluster cannot meet); the sweep did not do its job */
+    if (!error && !interrupted && e->unstarted_here > 0 && e->started_here == 0)
+        error = sw_error_set(SW_ERROR,
+                             "sweep %s: none of its %zu attempts could "
+                             "start (see the messages above)",
+                             e->sweep.id, e->unstarted_here);
     if (!error && interrupted)
         error = sw_error_set(SW_EINTR,
                              "sweep %s interrupted: `sweep resume %s` "

@@ -7,6 +7,7 @@
  * end. --quiet leaves only the notices that are results and errors, and
  * that last line. The engine's only file that prints.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "orchestrator/engine/engine_internal.h"
@@ -66,6 +67,32 @@ static void print_pending(const sw_engine *e)
     printf("%llu pending", (unsigned long long)(left + e->qlen));
 }
 
+/* ", 3 queued (Resources, 1m20s)": the jobs waiting in Slurm's queue,
+ * the reason of the one that has waited longest, and how long. */
+static void print_queued(const sw_engine *e, double now_wall)
+{
+    const sw_slot *oldest = NULL;
+    char waited[32];
+    size_t i, n = 0;
+
+    for (i = 0; i < e->n_slots; i++) {
+        const sw_slot *s = e->slots[i];
+
+        if (!sw_engine__started(s) || !s->queued)
+            continue;
+        n++;
+        if (!oldest || s->rec.started_at < oldest->rec.started_at)
+            oldest = s;
+    }
+    if (n == 0)
+        return;
+    format_elapsed(waited, sizeof(waited),
+                   fmax(0, now_wall - oldest->rec.started_at));
+    printf(", %zu queued (%s, %s)", n,
+           oldest->rec.pending_reason ? oldest->rec.pending_reason : "None",
+           waited);
+}
+
 /* One status line, redrawn in place on a terminal. */
 static void status_line(sw_engine *e, bool final)
 {
@@ -77,8 +104,10 @@ static void status_line(sw_engine *e, bool final)
         return;
     e->last_progress = now;
     format_elapsed(elapsed, sizeof(elapsed), now - e->t0);
-    printf("%s%zu finished, %zu running, ", e->tty ? "\r\033[K" : "", e->done,
-           sw_engine__count_started(e));
+    printf("%s%zu finished, %zu running", e->tty ? "\r\033[K" : "", e->done,
+           sw_engine__count_started(e) - sw_engine__count_queued(e));
+    print_queued(e, sw_clock_wall(e->clock));
+    printf(", ");
     print_pending(e);
     if (e->stopped)
         printf(", %zu stopped early", e->stopped);

@@ -46,7 +46,9 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s->first_step = -2;
     s->proven = true; /* it ran before: no probation (lifecycle.c) */
     s->phase = s->rec.job ? SW_SLOT_RUNNING : SW_SLOT_LAUNCHING;
-    s->deadline = sw_engine__deadline(e, &s->rec);
+    /* a job still in Slurm's queue has not started: no deadline yet */
+    s->queued = s->rec.pending_reason != NULL;
+    s->deadline = s->queued ? 0 : sw_engine__deadline(e, &s->rec);
     sw_engine__gpus_adopt(e, s); /* its devices count again */
     return SW_OK;
 }

@@ -77,6 +77,15 @@ size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase)
     return n;
 }
 
+size_t sw_engine__count_queued(const sw_engine *e)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < e->n_slots; i++)
+        n += sw_engine__started(e->slots[i]) && e->slots[i]->queued;
+    return n;
+}
+
 size_t sw_engine__count_started(const sw_engine *e)
 {
     size_t i, n = 0;

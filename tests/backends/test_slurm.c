@@ -364,16 +364,26 @@ static void test_purged_job_from_the_completion_log(void **state)
 
     put(f, "squeue.rc", "1");
     put(f, "squeue.err", "slurm_load_jobs error: Invalid job id specified\n");
-    put(f, "sacct.out", "41|FAILED|3:0\n41.batch|FAILED|3:0\n");
+    put(f, "sacct.out",
+        "41|FAILED|3:0|1700000010|1700000025\n"
+        "41.batch|FAILED|3:0|1700000010|1700000025\n");
     assert_int_equal(sw_executor_adopt(f->ex, "s-1", f->run, "41"), 0);
+    /* it ran: from Slurm's start to Slurm's end */
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_RUNNING);
+    assert_true(ev.at == 1700000010);
+    sw_job_event_dispose(&ev);
     assert_int_equal(next(f, &ev), 1);
     assert_int_equal(ev.kind, SW_JOB_ENDED);
+    assert_true(ev.at == 1700000025);
+    assert_non_null(strstr(ev.message, "Slurm job 41 ended FAILED"));
     assert_string_equal(ev.key, "s-1");
     assert_true(ev.exit.exited);
     assert_int_equal(ev.exit.exit_code, 3);
     sw_job_event_dispose(&ev);
     char *calls = get(f, "calls.log");
-    assert_non_null(strstr(calls, "sacct -c -n -P -j 41"));
+    assert_non_null(strstr(calls, "sacct -c -n -P -j 41 -o "
+                                  "JobID,State,ExitCode,Start,End"));
     free(calls);
 }
 
@@ -430,6 +440,11 @@ static void test_adopt_without_handle(void **state)
     assert_int_equal(ev.kind, SW_JOB_STARTED);
     assert_string_equal(ev.handle, "43");
     sw_job_event_dispose(&ev);
+    /* waiting, until squeue says more */
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_QUEUED);
+    assert_string_equal(ev.message, "None");
+    sw_job_event_dispose(&ev);
     /* without one: by its name in squeue, alive... */
     unlink(path);
     put(f, "squeue.out", "44|PENDING|Priority|0|s-2|\n");
@@ -437,6 +452,9 @@ static void test_adopt_without_handle(void **state)
     assert_int_equal(next(f, &ev), 1);
     assert_int_equal(ev.kind, SW_JOB_STARTED);
     assert_string_equal(ev.handle, "44");
+    sw_job_event_dispose(&ev);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_QUEUED);
     sw_job_event_dispose(&ev);
     unlink(path);
     /* ...or not there: it never started (s-1 and s-2 are watched, and
@@ -459,7 +477,7 @@ static void test_launch_and_cancel(void **state)
     char *text;
 
     put(f, "sbatch.out", "45\n");
-    put(f, "squeue.out", "45|RUNNING|None|0|s-1|\n");
+    put(f, "squeue.out", "45|RUNNING|None|0|s-1|1700000100|NONE|\n");
     setenv("CUDA_VISIBLE_DEVICES", "0", 1);
     assert_int_equal(sw_executor_launch(f->ex, &l), 0);
     unsetenv("CUDA_VISIBLE_DEVICES");
@@ -475,7 +493,15 @@ static void test_launch_and_cancel(void **state)
     assert_non_null(strstr(text, "SWEEP_RUN_ID=s-1\n"));
     assert_null(strstr(text, "CUDA_VISIBLE_DEVICES"));
     free(text);
-    /* seen running (no event), then canceled: the trial gets SIGTERM */
+    /* queued at first, then seen running since Slurm's start time, then
+     * canceled: the trial gets SIGTERM */
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_QUEUED);
+    sw_job_event_dispose(&ev);
+    assert_int_equal(next(f, &ev), 1);
+    assert_int_equal(ev.kind, SW_JOB_RUNNING);
+    assert_true(ev.at == 1700000100);
+    sw_job_event_dispose(&ev);
     assert_int_equal(next_within(f, &ev, 20), 0);
     assert_int_equal(sw_executor_cancel(f->ex, "s-1", false), 0);
     put(f, "squeue.out", "45|CANCELLED|None|15|s-1|\n");
@@ -523,7 +549,9 @@ static void test_job_that_can_never_start(void **state)
     assert_int_equal(next(f, &ev), 1);
     assert_int_equal(ev.kind, SW_JOB_ENDED);
     assert_false(ev.exit.exited);
-    assert_int_equal(ev.exit.signal, SIGKILL);
+    assert_int_equal(ev.exit.signal, 0); /* it never ran */
+    assert_non_null(strstr(ev.message, "Slurm job 48 ended CANCELLED before "
+                                       "it started: "));
     sw_job_event_dispose(&ev);
     text = get(f, "run/stderr.log");
     assert_non_null(strstr(text, "Slurm job 48 can never start "
