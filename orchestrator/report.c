@@ -165,9 +165,14 @@ static void totals(sw_report *r, const sw_report_data *d)
     size_t i;
 
     r->start = r->end = NAN;
+    r->queue_seconds = NAN;
     for (i = 0; i < d->n_attempts; i++) {
         const sw_report_attempt *a = &d->attempts[i];
 
+        if (a->has_queued)
+            r->queue_seconds =
+                (isnan(r->queue_seconds) ? 0 : r->queue_seconds) +
+                fmax(0, a->queued);
         if (!(a->start > 0))
             continue;
         r->start = isnan(r->start) ? a->start : fmin(r->start, a->start);
@@ -451,6 +456,7 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
         r->trial_seconds_saved_by_stopping, true);
     num(b, "trial_seconds_lost_to_failures", r->trial_seconds_lost_to_failures,
         true);
+    num(b, "queue_seconds", r->queue_seconds, true);
     num(b, "time_to_best_seconds", r->time_to_best_seconds, true);
     num(b, "best_value", r->best_value, true);
     num(b, "mean_gpu_utilization", r->mean_gpu_utilization, true);
@@ -510,6 +516,8 @@ void sw_report_write_text(sw_buf *b, const sw_report_data *d,
         NULL);
     row(b, "trial time lost to failures", r->trial_seconds_lost_to_failures,
         NULL);
+    if (!isnan(r->queue_seconds)) /* Slurm: waits are not trial time */
+        row(b, "queue wait", r->queue_seconds, NULL);
     if (r->gpus > 0)
         gpu_rows(b, r);
     else

@@ -46,6 +46,9 @@ typedef struct {
     bool has_first_step; /* attempts.first_step: the first step it
                             reported, stored or not (schema 11) */
     int64_t first_step;
+    bool has_queued; /* attempts.queued_seconds (schema 13) */
+    double queued;   /* seconds its job waited in Slurm's queue before
+                        `start`: not run time, no GPU held */
 } sw_report_attempt;
 
 typedef struct {
@@ -89,6 +92,8 @@ typedef struct {
     double gpu_seconds_saved_by_stopping, gpu_seconds_lost_to_failures;
     double trial_seconds, trial_seconds_saved_by_stopping,
         trial_seconds_lost_to_failures;
+    double queue_seconds; /* attempts' waits in Slurm's queue, summed; NaN:
+                             no attempt waited in one */
     double time_to_best_seconds, best_value;
     double mean_gpu_utilization;
     double cost, cost_per_finished_run;

@@ -243,9 +243,13 @@ static void run_attempts(sw_report_data *d, size_t *cap, size_t run,
         a->devices = x->gpus ? sw_strdup(x->gpus) : NULL;
         a->has_first_step = x->has_first_step;
         a->first_step = x->first_step;
+        a->has_queued = x->has_queued;
+        a->queued = x->queued_seconds;
         has_last |= x->attempt == r->attempts;
     }
-    if (has_last || !(r->started_at > 0))
+    /* a job still waiting in Slurm's queue has not started: no run time,
+     * no GPU (its started_at is its submission) */
+    if (has_last || !(r->started_at > 0) || r->pending_reason)
         return;
     a = add_attempt(d, cap);
     a->run = run;
@@ -256,6 +260,8 @@ static void run_attempts(sw_report_data *d, size_t *cap, size_t run,
                                             : r->started_at;
     a->gpu = held(f, r->gpus);
     a->devices = r->gpus ? sw_strdup(r->gpus) : NULL;
+    a->has_queued = r->has_queued;
+    a->queued = r->queued_seconds;
 }
 
 typedef struct {

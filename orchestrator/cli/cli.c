@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/cli/cli.h"
@@ -146,6 +147,18 @@ int sw_cli_open_store_as(sw_store **out, const char *cmd, bool writer)
                 sw_error_last());
     free(path);
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
+}
+
+double sw_cli_waited(const sw_run_rec *r)
+{
+    struct timespec now;
+    double t;
+
+    if (!r->pending_reason || !(r->started_at > 0))
+        return -1;
+    clock_gettime(CLOCK_REALTIME, &now);
+    t = (double)now.tv_sec + now.tv_nsec / 1e9 - r->started_at;
+    return t > 0 ? t : 0;
 }
 
 int sw_cli_open_store(sw_store **out)

@@ -49,6 +49,9 @@ int sw_cli_format_top(int argc, char **argv, const char *cmd, const char *help,
 
 /* Opens the store of the sweep home for reading; prints why not. */
 int sw_cli_open_store(sw_store **out);
+/* How long run `r`'s job has waited in Slurm's queue, while it waits
+ * (runs.pending_reason set): seconds since its submission; else -1. */
+double sw_cli_waited(const sw_run_rec *r);
 /* The same for `sweep CMD` (its name in messages; NULL: none), for
  * writing when `writer`. */
 int sw_cli_open_store_as(sw_store **out, const char *cmd, bool writer);

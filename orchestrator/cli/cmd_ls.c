@@ -91,11 +91,34 @@ void sw_cli_run_row(sw_value **row, const sw_run_rec *r)
 const char *const sw_cli_run_cols[7] = {"run",  "state",   "value", "attempts",
                                         "exit", "seconds", "params"};
 
+/* The columns of `sweep ls SWEEP`: sweep best's, and while a run's job
+ * waits in Slurm's queue, why and for how long ("Resources, 42s"); its
+ * state then reads `queued`, for it has not started. */
+static const char *const ls_cols[8] = {"run",  "state",   "value",  "attempts",
+                                       "exit", "seconds", "params", "waiting"};
+
+static void ls_row(sw_value **row, const sw_run_rec *r)
+{
+    double waited = sw_cli_waited(r);
+    char *w;
+
+    sw_cli_run_row(row, r);
+    row[7] = sw_value_null();
+    if (waited < 0)
+        return;
+    sw_value_free(row[1]);
+    row[1] = sw_value_str("queued");
+    w = sw_aprintf("%s, %.0fs", r->pending_reason, waited);
+    sw_value_free(row[7]);
+    row[7] = sw_value_str(w);
+    free(w);
+}
+
 static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
 {
     sw_sweep_rec s;
     sw_run_rec *runs = NULL;
-    sw_value *row[7];
+    sw_value *row[8];
     size_t n = 0, i;
     sw_table t;
     int error;
@@ -104,9 +127,9 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
     if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
         return error;
     error = sw_store_list_runs(st, s.id, &runs, &n);
-    sw_table_init(&t, 7, sw_cli_run_cols);
+    sw_table_init(&t, 8, ls_cols);
     for (i = 0; i < n; i++) {
-        sw_cli_run_row(row, &runs[i]);
+        ls_row(row, &runs[i]);
         sw_table_add(&t, row);
         sw_run_rec_dispose(&runs[i]);
     }

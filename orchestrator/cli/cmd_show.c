@@ -60,6 +60,15 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
     sw_value_map_set(v, "ended_at",
                      r->ended_at > 0 ? sw_value_float(r->ended_at)
                                      : sw_value_null());
+    /* Slurm: why its job waits (started_at is then its submission), and
+     * how long its attempt waited before it started */
+    sw_value_map_set(v, "pending_reason",
+                     r->pending_reason ? sw_value_str(r->pending_reason)
+                                       : sw_value_null());
+    sw_value_map_set(v, "queue_seconds",
+                     sw_cli_waited(r) >= 0 ? sw_value_float(sw_cli_waited(r))
+                     : r->has_queued       ? sw_value_float(r->queued_seconds)
+                                           : sw_value_null());
     sw_value_map_set(v, "value",
                      r->has_value ? sw_value_float(r->value) : sw_value_null());
     sw_value_map_set(v, "params", params);
@@ -119,7 +128,11 @@ static void print_human(const sw_value *v)
             sw_value_write_json(&b, x, false);
         else
             sw_value_write_py(&b, x);
-        printf("%-11s %s\n", v->u.map.keys[i], sw_buf_cstr(&b));
+        printf("%-11s %s\n",
+               strcmp(v->u.map.keys[i], "queue_seconds") == 0
+                   ? "queue wait"
+                   : v->u.map.keys[i],
+               sw_buf_cstr(&b));
     }
     sw_buf_dispose(&b);
 }

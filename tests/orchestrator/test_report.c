@@ -32,7 +32,7 @@
 static sw_report_attempt att(size_t run, double start, double end,
                              sw_report_outcome o, double gpu)
 {
-    sw_report_attempt a = {run, start, end, o, gpu, NULL, false, 0};
+    sw_report_attempt a = {run, start, end, o, gpu, NULL, false, 0, false, 0};
 
     return a;
 }
