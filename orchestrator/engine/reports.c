@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
@@ -84,6 +85,42 @@ static void tell_url(sw_engine *e, sw_slot *s)
         sw_engine__notice(e, SW_NOTICE_WARN, "sweep: %s", sw_error_last());
     free(path);
     free(url);
+}
+
+/* Whether `listen` (NULL: the default, 127.0.0.1) is a loopback
+ * address, which only this machine reaches. */
+static bool loopback(const char *listen)
+{
+    return !listen || strncmp(listen, "127.", 4) == 0 ||
+           strncmp(listen, "localhost", 9) == 0 ||
+           strncmp(listen, "[::1]", 5) == 0 || strncmp(listen, "::1", 3) == 0;
+}
+
+/* Before the first launch: trials that may run on other machines (an
+ * executor that places them itself: Slurm) cannot reach a server on a
+ * loopback address, so their HTTP reports would fail, and they would be
+ * told to stop by nothing. Says what --listen to give. */
+void sw_engine__warn_loopback(sw_engine *e)
+{
+    const char *listen = e->listen;
+    char host[256] = "HOST";
+    int port;
+
+    if (!e->server || !e->ex || !sw_executor_places_gpus(e->ex) ||
+        !loopback(listen))
+        return;
+    port = sw_metrics_server_port(e->server);
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        snprintf(host, sizeof(host), "HOST");
+    sw_engine__notice(
+        e, SW_NOTICE_WARN,
+        "sweep: the metrics server listens on %s, a loopback address, but "
+        "%s runs trials on other nodes: they cannot report over HTTP nor be "
+        "told to stop early (only their @metrics lines arrive). Give "
+        "--listen 0.0.0.0:%d, or this host's address the nodes reach "
+        "(--listen %s:%d)",
+        listen ? listen : "127.0.0.1", sw_executor_name(e->ex), port, host,
+        port);
 }
 
 int sw_engine__start_server(sw_engine *e, const char *listen)
