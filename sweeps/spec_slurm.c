@@ -12,12 +12,26 @@
 
 #include "sweeps/spec_internal.h"
 
-/* Options sweep sets itself, or that would take a job out of its hands. */
+/* Options sweep sets itself, each job being named by its run and writing
+ * into its folder. */
 static const char *const owned[] = {
-    "--job-name",  "-J",      "--output", "-o",       "--error",    "-e",
-    "--open-mode", "--chdir", "-D",       "--export", "--parsable", "--wrap",
-    "--array",     "-a",      "--wait",   "-W",       "--input",    "-i",
-    "--test-only", "--hold",  "-H",
+    "--job-name", "-J",          "--output", "-o", "--error",
+    "-e",         "--open-mode", "--chdir",  "-D", "--export",
+    "--parsable", "--input",     "-i",
+};
+
+/* Options that would take a job out of sweep's hands, and why. */
+static const char *const unwatched[][2] = {
+    {"--array", "sweep submits one job per attempt and watches each; "
+                "`parallel` says how many run at once"},
+    {"-a", "sweep submits one job per attempt and watches each; `parallel` "
+           "says how many run at once"},
+    {"--wrap", "the job's command is the sweep's `command`"},
+    {"--wait", "sweep never waits for a job: it polls them all"},
+    {"-W", "sweep never waits for a job: it polls them all"},
+    {"--test-only", "it would submit nothing"},
+    {"--hold", "a held job would never start"},
+    {"-H", "a held job would never start"},
 };
 
 /* The option's name in `arg`: up to '=' for a long one, two characters
@@ -27,6 +41,62 @@ static size_t name_len(const char *arg)
     if (arg[1] == '-')
         return strcspn(arg, "=");
     return 2;
+}
+
+/* Options that ask for GPUs: the sweep's `resources.gpus` does, so that
+ * the store and `sweep report` count what each job holds. */
+static const char *const gpu_options[] = {
+    "--gpus", "-G", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket",
+    "--gres",
+};
+
+/* Whether option `out` (its name `len` long) asks for GPUs: --gpus and
+ * its kin, or a --gres naming gpu or shard. */
+static bool asks_gpus(const char *out, size_t len)
+{
+    const char *v = out + len + (out[len] == '=');
+    size_t i;
+
+    for (i = 0; i < sizeof(gpu_options) / sizeof(gpu_options[0]); i++)
+        if (len == strlen(gpu_options[i]) &&
+            strncmp(out, gpu_options[i], len) == 0)
+            return strcmp(gpu_options[i], "--gres") != 0 || strstr(v, "gpu") ||
+                   strstr(v, "shard");
+    return false;
+}
+
+/* Refuses option `out` (as written: `text`) when sweep cannot leave it to
+ * the user; the message says why. */
+static bool refused(const char *text, const char *out)
+{
+    size_t i, len = name_len(out);
+
+    for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+        if (len == strlen(owned[i]) && strncmp(out, owned[i], len) == 0) {
+            sw_error_set(SW_EINVALID,
+                         "'%s': sweep sets %s itself (each trial's job is "
+                         "named by its run and writes into its folder)",
+                         text, owned[i]);
+            return true;
+        }
+    for (i = 0; i < sizeof(unwatched) / sizeof(unwatched[0]); i++)
+        if (len == strlen(unwatched[i][0]) &&
+            strncmp(out, unwatched[i][0], len) == 0) {
+            sw_error_set(SW_EINVALID, "'%s': %s cannot be used: %s", text,
+                         unwatched[i][0], unwatched[i][1]);
+            return true;
+        }
+    if (asks_gpus(out, len)) {
+        sw_error_set(SW_EINVALID,
+                     "'%s': ask for GPUs with `resources: {gpus: N}` "
+                     "instead (sweep gives each job --gres=gpu:N from it, "
+                     "and counts them in the store and `sweep report`; a "
+                     "request of its own here would hold GPUs sweep does "
+                     "not count)",
+                     text);
+        return true;
+    }
+    return false;
 }
 
 char *sw_spec_slurm_arg(const char *text)
@@ -60,16 +130,10 @@ char *sw_spec_slurm_arg(const char *text)
             out[gap++] = '=';
         memmove(out + gap, out + i, strlen(out + i) + 1);
     }
-    for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-        if (name_len(out) == strlen(owned[i]) &&
-            strncmp(out, owned[i], strlen(owned[i])) == 0) {
-            sw_error_set(SW_EINVALID,
-                         "'%s': sweep sets %s itself (each trial's job is "
-                         "named by its run and writes into its folder)",
-                         text, owned[i]);
-            free(out);
-            return NULL;
-        }
+    if (refused(text, out)) {
+        free(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -150,6 +214,27 @@ static void extra_key(sw_spec__ctx *c, const sw_value *v, const char *path)
         extra_key(c, v->u.list.items[i], path);
 }
 
+/* sweep's own keys of the section, for the Slurm executor (not sbatch):
+ * submit_rate (sbatch calls a second, above 0) and pending_notice (the
+ * seconds a job may wait in the queue before it is said), as
+ * --sweep-submit-rate=N and --sweep-pending-notice=N. */
+static void own_key(sw_spec__ctx *c, const char *key, const sw_value *v,
+                    const char *path)
+{
+    bool rate = strcmp(key, "submit_rate") == 0;
+    double x = -1;
+
+    if (!sw_value_number(v, &x) || !(rate ? x > 0 : x >= 0) || x > 1e6) {
+        sw_spec__err(c, v, path,
+                     rate ? "must be a number of sbatch calls a second, "
+                            "above 0"
+                          : "must be a number of seconds, from 0");
+        return;
+    }
+    add_arg(c, sw_aprintf("--sweep-%s=%g",
+                          rate ? "submit-rate" : "pending-notice", x));
+}
+
 static const struct {
     const char *key, *option;
 } words[] = {
@@ -221,12 +306,16 @@ static void slurm_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     }
     if (strcmp(key, "time") == 0)
         time_key(c, v, path);
+    else if (strcmp(key, "submit_rate") == 0 ||
+             strcmp(key, "pending_notice") == 0)
+        own_key(c, key, v, path);
     else if (strcmp(key, "extra") == 0)
         extra_key(c, v, path);
     else
         sw_spec__unknown_key_in(c, key, v, path,
                                 "partition account qos time constraint mem "
-                                "cpus_per_task extra");
+                                "cpus_per_task extra submit_rate "
+                                "pending_notice");
 }
 
 void sw_spec__top_slurm(sw_spec__ctx *c, const sw_value *v, const char *path)
