@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,10 @@ static int kill_background(void **state)
         sw_h_wait(background, 10);
     }
     background = 0;
+    /* what a failed test may leave: a DOWN partition, jobs queued */
+    if (system("scontrol update partitionname=short state=up; "
+               "scancel -u \"$(id -un)\" 2>/dev/null") != 0)
+        return 0;
     return 0;
 }
 
@@ -292,7 +297,7 @@ static void test_impossible_requests_are_refused(void **state)
     sw_h_init(&h);
     file = gpu_sweep(&h, "5", "1");
     const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
-    sw_h_run(&h, run, NULL);
+    assert_int_equal(sw_h_run(&h, run, NULL), 1); /* nothing could start */
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'failed' and reason like 'cannot "
                                     "start: sbatch: error: %'"),
@@ -552,6 +557,375 @@ static void test_early_stopping_through_the_metrics_server(void **state)
     sw_h_dispose(&h);
 }
 
+/* ---- issue 23: the queue, Slurm's words, the controller ---- */
+
+/* `sweep`'s stderr in h, from the start (then cleared). */
+static char *take_stderr(const sw_h *h)
+{
+    char *path = sw_aprintf("%s/stderr.txt", h->dir);
+    char *text = sw_test_slurp(path, NULL);
+
+    unlink(path);
+    free(path);
+    return text ? text : sw_strdup("");
+}
+
+/* Polls `cmd` (through the shell) until its output holds `needle`:
+ * true, or false after `secs`. */
+static bool wait_output(const char *cmd, const char *needle, double secs)
+{
+    for (; secs > 0; secs -= 0.2, nap(0.2)) {
+        char *out = sh(cmd);
+        bool found = out && strstr(out, needle);
+
+        free(out);
+        if (found)
+            return true;
+    }
+    return false;
+}
+
+/* Jobs from outside the sweep that hold all 4 GPUs for `secs` seconds
+ * (started once the controller says they run). */
+static void hold_all_gpus(int secs)
+{
+    char *cmd = sw_aprintf("sbatch --parsable --gres=gpu:4 --output=/dev/null"
+                           " --job-name=blocker --wrap 'sleep %d'",
+                           secs);
+
+    assert_int_equal(sh_status(cmd), 0);
+    free(cmd);
+    assert_true(
+        wait_output("squeue -h -n blocker -t running -o %T", "RUNNING", 30));
+}
+
+/* The GPU-seconds sacct (the completion log) gives the jobs of the
+ * sweep's attempts: the sum of (End - Start) x GPUs, 1 GPU each. */
+static double sacct_gpu_seconds(const sw_h *h)
+{
+    char *jobs = query(h, "select ',' || group_concat(job) || ',' from "
+                          "attempts");
+    char *list = strchr(jobs, '\n') + 1, *out, *line, *save, id[32];
+    double total = 0, start, end;
+    long long job;
+
+    list[strcspn(list, "\r\n")] = '\0';
+    out = sh("SLURM_TIME_FORMAT=%s sacct -c -n -P -o JobID,Start,End");
+    assert_non_null(out);
+    /* the completion log holds every job: those of the attempts count */
+    for (line = strtok_r(out, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (sscanf(line, "%lld|%lf|%lf", &job, &start, &end) != 3)
+            continue;
+        snprintf(id, sizeof(id), ",%lld,", job);
+        if (strstr(list, id))
+            total += end - start;
+    }
+    free(out);
+    free(jobs);
+    return total;
+}
+
+/* Two 3 s trials queued ~8 s behind jobs that hold every GPU, with
+ * `timeout: 6`: their run time starts when Slurm starts them, so none
+ * times out; the wait is recorded apart (attempts.queued_seconds,
+ * report's queue_seconds), the report's GPU time is sacct's within 5 %,
+ * and it never counts more GPUs than the node has. */
+static void test_queue_wait_is_not_run_time(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL, *text;
+    double busy, queue, gpus, truth;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "queued.yaml",
+                     "method: grid\nparallel: 2\ntimeout: 6\nretries: 0\n"
+                     "resources: {gpus: 1}\n"
+                     "command: [/bin/sh, -c, 'sleep 3; echo done']\n"
+                     "parameters:\n  i: {values: [1, 2]}\n");
+    const char *run[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    hold_all_gpus(8);
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "outcome = 'finished' and "
+                                    "queued_seconds >= 3 and job glob "
+                                    "'[0-9]*'"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts a join "
+                                    "runs r on r.id = a.run_id where "
+                                    "a.job = r.job"),
+                     2);
+    const char *report[] = {"report", "--json", NULL};
+    assert_int_equal(sw_h_run(&h, report, &out), 0);
+    text = strstr(out, "\"gpu_seconds_busy\"");
+    assert_non_null(text);
+    busy = strtod(strchr(text, ':') + 1, NULL);
+    text = strstr(out, "\"queue_seconds\"");
+    assert_non_null(text);
+    queue = strtod(strchr(text, ':') + 1, NULL);
+    text = strstr(out, "\"gpus\"");
+    gpus = strtod(strchr(text, ':') + 1, NULL);
+    truth = sacct_gpu_seconds(&h);
+    fprintf(stderr,
+            "queued sweep: report %.2f GPU-s, sacct %.2f GPU-s, queue wait "
+            "%.1f s, gpus %g\n",
+            busy, truth, queue, gpus);
+    assert_true(truth > 5);
+    assert_true(busy >= truth * 0.95 && busy <= truth * 1.05);
+    assert_true(queue >= 6);
+    assert_true(gpus <= 4);
+    free(out);
+    out = NULL;
+    const char *text_report[] = {"report", NULL};
+    assert_int_equal(sw_h_run(&h, text_report, &out), 0);
+    assert_non_null(strstr(out, "queue wait"));
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* A job held by a DOWN partition: `sweep ls` says it is queued and why,
+ * `sweep show --json` gives pending_reason, the wait is said once past
+ * the sweep file's pending_notice, and one Ctrl-C cancels it at once. */
+static void test_pending_job_says_why(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL, *id, *err, *p;
+    pid_t pid;
+    int rc, said = 0;
+
+    (void)state;
+    sw_h_init(&h);
+    assert_int_equal(sh_status("scontrol update partitionname=short "
+                               "state=down"),
+                     0);
+    file = sw_h_file(&h, "down.yaml",
+                     "method: grid\n"
+                     "slurm: {partition: short, pending_notice: 2}\n"
+                     "command: [/bin/sh, -c, 'echo ran']\n"
+                     "parameters:\n  i: {value: 1}\n");
+    const char *run[] = {"run",       file,    "--listen", "0.0.0.0:0",
+                         "--backend", "slurm", NULL};
+    pid = background = sw_h_start(&h, run);
+    for (int i = 0; i < 100 && sw_h_count(&h, "select count(*) from runs "
+                                              "where job is not null") != 1;
+         i++)
+        nap(0.2);
+    id = query(&h, "select id from runs");
+    p = strchr(id, '\n') + 1;
+    p[strcspn(p, "\r\n")] = '\0';
+    char *sweep_id = sw_strndup(p, (size_t)(strrchr(p, '-') - p));
+    for (int i = 0; i < 100; i++, nap(0.2)) {
+        free(out);
+        out = NULL;
+        const char *ls[] = {"ls", sweep_id, NULL};
+        if (sw_h_run(&h, ls, &out) == 0 && strstr(out, "PartitionDown"))
+            break;
+    }
+    if (!strstr(out, "queued") || !strstr(out, "PartitionDown"))
+        fail_msg("sweep ls does not say why:\n%s", out);
+    free(out);
+    out = NULL;
+    const char *show[] = {"show", p, "--json", NULL};
+    assert_int_equal(sw_h_run(&h, show, &out), 0);
+    assert_non_null(strstr(out, "\"pending_reason\": \"PartitionDown\""));
+    nap(3);
+    kill(pid, SIGINT);
+    rc = sw_h_wait(pid, 10);
+    background = 0;
+    assert_int_equal(rc, 130); /* interrupted by SIGINT */
+    err = take_stderr(&h);
+    for (char *q = err; (q = strstr(q, "waited")) != NULL; q++)
+        said++;
+    if (said != 1 || !strstr(err, "PartitionDown"))
+        fail_msg("the wait is not said once:\n%s", err);
+    assert_non_null(strstr(err, "canceling 1 jobs still queued"));
+    char *cmd = sw_aprintf("squeue -h -n %s -t pending,running -o %%i", p);
+    assert_true(wait_output(cmd, "", 1));
+    char *left = sh(cmd);
+    assert_string_equal(left ? left : "", "");
+    free(left);
+    free(cmd);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'canceled' and reason = "
+                                    "'interrupted'"),
+                     1);
+    sh_status("scontrol update partitionname=short state=up");
+    free(err);
+    free(id);
+    free(sweep_id);
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Slurm's own words: sbatch's whole error (the line that names the bad
+ * option), and a Slurm time limit's end named TIMEOUT in the run's
+ * reason, with its status; every submit failing is a failure (exit 1). */
+static void test_slurms_words_are_kept(void **state)
+{
+    sw_h h;
+    char *file, *err;
+
+    (void)state;
+    sw_h_init(&h);
+    file = gpu_sweep(&h, "0", "1,2,3");
+    const char *bad[] = {"run",       file,    "--quiet",
+                         "--backend", "slurm", "--slurm-arg=--no-such-opt",
+                         NULL};
+    assert_int_equal(sw_h_run(&h, bad, NULL), 1);
+    err = take_stderr(&h);
+    if (!strstr(err, "unrecognized option") || !strstr(err, "no-such-opt"))
+        fail_msg("sbatch's words are lost:\n%s", err);
+    free(err);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where reason "
+                                    "like '%unrecognized option%'"),
+                     3);
+    free(file);
+    /* Slurm's time limit (1 minute) ends the job: TIMEOUT, said */
+    sw_test_rm_tree(h.home);
+    file = sw_h_file(&h, "limit.yaml",
+                     "method: grid\nretries: 0\nslurm: {time: 1}\n"
+                     "command: [/bin/sleep, '300']\n"
+                     "parameters:\n  i: {value: 1}\n");
+    const char *limit[] = {"run", file, "--quiet", "--backend", "slurm", NULL};
+    sw_h_run(&h, limit, NULL);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "reason like 'Slurm job % ended "
+                                    "TIMEOUT%, %' and job glob '[0-9]*'"),
+                     1);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* GPUs asked in slurm.extra beside resources are refused, with the
+ * reason; --array's refusal says why it cannot be used. */
+static void test_gpu_options_are_refused(void **state)
+{
+    sw_h h;
+    char *file, *err;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sw_h_file(&h, "extra.yaml",
+                     "method: grid\nresources: {gpus: 1}\n"
+                     "slurm: {extra: [--gres=gpu:2, --array=1-3]}\n"
+                     "command: [/bin/true]\n"
+                     "parameters:\n  i: {value: 1}\n");
+    const char *run[] = {"run", file, "--backend", "slurm", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 2);
+    err = take_stderr(&h);
+    if (!strstr(err, "'--gres=gpu:2': ask for GPUs with `resources") ||
+        !strstr(err, "--array cannot be used") ||
+        strstr(err, "sets --array itself"))
+        fail_msg("not refused as it should be:\n%s", err);
+    free(err);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Submissions paced (slurm: submit_rate: 1, five trials at once: at
+ * least 3 s from the first sbatch to the last, by Slurm's SubmitTime), cancels
+ * of a wave in one scancel (a logging scancel first on PATH, the real one
+ * behind it), and the warning that trials on other nodes cannot reach a
+ * loopback metrics server. */
+static void test_gentle_on_the_controller(void **state)
+{
+    sw_h h;
+    char *file, *bin, *wrapper, *path, *log, *err, *out;
+    double first = 0, last = 0, t;
+    long scancels = 0;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    bin = sw_aprintf("%s/bin", h.dir);
+    mkdir(bin, 0755);
+    wrapper = sw_aprintf("#!/bin/sh\necho \"$@\" >> %s/scancel.log\n"
+                         "exec %s \"$@\"\n",
+                         h.dir, "/usr/bin/scancel");
+    free(sw_h_file(&h, "bin/scancel", wrapper));
+    path = sw_aprintf("chmod +x %s/scancel", bin);
+    sh_status(path);
+    free(path);
+    path = sw_aprintf("%s:%s", bin, getenv("PATH"));
+    char *old_path = sw_strdup(getenv("PATH"));
+    setenv("PATH", path, 1);
+    file = sw_h_file(&h, "paced.yaml",
+                     "method: grid\nparallel: 10\nresources: {gpus: 1}\n"
+                     "slurm: {submit_rate: 1}\n"
+                     "command: [/bin/sh, -c, 'sleep 30']\n"
+                     "parameters:\n"
+                     "  i: {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n");
+    const char *run[] = {"run", file, "--backend", "slurm", NULL};
+    hold_all_gpus(60);
+    pid = background = sw_h_start(&h, run);
+    /* five submitted (the first-failures rule lets five unproven
+     * attempts start before a run finishes): each waits behind the
+     * blocker */
+    char *names = sw_aprintf("squeue -h -t pending -o %%j | grep -c -- -");
+    for (int i = 0; i < 150; i++, nap(0.2)) {
+        out = sh(names);
+        long n = out ? strtol(out, NULL, 10) : 0;
+        free(out);
+        if (n >= 5)
+            break;
+    }
+    free(names);
+    char *ids = query(&h, "select group_concat(id) from runs");
+    char *list = strchr(ids, '\n') + 1; /* CSV: quoted, for its commas */
+
+    list += *list == '"';
+    list[strcspn(list, "\"\r\n")] = '\0';
+    char *submits = sw_aprintf("SLURM_TIME_FORMAT=%%s squeue -h -t pending "
+                               "-n %s -O SubmitTime:0",
+                               list);
+    out = sh(submits);
+    free(submits);
+    free(ids);
+    assert_non_null(out);
+    for (char *line = out; *line; line = strchr(line, '\n') + 1) {
+        t = strtod(line, NULL);
+        if (t > 0 && (first == 0 || t < first))
+            first = t;
+        if (t > last)
+            last = t;
+        if (!strchr(line, '\n'))
+            break;
+    }
+    free(out);
+    fprintf(stderr,
+            "5 submissions at submit_rate 1: %.0f s first to "
+            "last\n",
+            last - first);
+    assert_true(last - first >= 3);
+    /* one Ctrl-C: the five queued jobs are cancelled in one scancel */
+    kill(pid, SIGINT);
+    assert_int_equal(sw_h_wait(pid, 20), 130);
+    background = 0;
+    path = sw_aprintf("%s/scancel.log", h.dir);
+    log = sw_test_slurp(path, NULL);
+    assert_non_null(log);
+    for (char *q = log; (q = strchr(q, '\n')) != NULL; q++)
+        scancels++;
+    fprintf(stderr, "5 queued jobs cancelled with %ld scancel(s)\n", scancels);
+    assert_int_equal(scancels, 1);
+    free(log);
+    free(path);
+    setenv("PATH", old_path, 1);
+    sh_status("scancel -n blocker");
+    err = take_stderr(&h);
+    if (!strstr(err, "loopback") || !strstr(err, "--listen 0.0.0.0:"))
+        fail_msg("no warning about the loopback server:\n%s", err);
+    free(err);
+    free(old_path);
+    free(file);
+    free(wrapper);
+    free(bin);
+    sw_h_dispose(&h);
+}
+
 static char *cluster_cmd(const char *what)
 {
     return sw_aprintf("bash '%s/slurm/cluster.sh' %s '%s'",
@@ -571,6 +945,12 @@ int main(void)
         cmocka_unit_test_teardown(test_resume_after_sigkill_adopts_jobs,
                                   kill_background),
         cmocka_unit_test(test_early_stopping_through_the_metrics_server),
+        cmocka_unit_test(test_queue_wait_is_not_run_time),
+        cmocka_unit_test_teardown(test_pending_job_says_why, kill_background),
+        cmocka_unit_test(test_slurms_words_are_kept),
+        cmocka_unit_test(test_gpu_options_are_refused),
+        cmocka_unit_test_teardown(test_gentle_on_the_controller,
+                                  kill_background),
     };
     char *cmd, *conf;
     int rc;
