@@ -101,7 +101,7 @@ typedef struct {
     char *git;        /* JSON, docs/provenance.md; NULL: outside git */
     char *gpus;       /* JSON: the devices its attempt holds, docs/schema.md;
                          NULL: none (CPU only, or no attempt yet) */
-    bool has_queued;       /* queued_seconds is known */
+    bool has_queued;  /* queued_seconds is known */
     double queued_seconds; /* how long its attempt waited in a scheduler's
                               queue (Slurm) before it started */
     char *pending_reason;  /* while its attempt waits in that queue: the

@@ -100,7 +100,8 @@ int sw_store_list_attempts(sw_store *st, const char *sweep_id,
         st,
         "SELECT a.run_id, a.attempt, a.started_at, a.ended_at,"
         " a.outcome, a.reason, a.exit_code, a.signal, a.gpus,"
-        " a.gpu, a.first_step, a.job, a.queued_seconds FROM attempts a JOIN runs r ON r.id = a.run_id"
+        " a.gpu, a.first_step, a.job, a.queued_seconds FROM attempts a JOIN "
+        "runs r ON r.id = a.run_id"
         " WHERE r.sweep_id = ?1 ORDER BY r.idx, a.attempt",
         &s, "list attempts");
     if (error < 0)
