@@ -52,8 +52,9 @@ typedef struct {
     char *notes;  /* NULL, or what discovery could not read ("; "-joined) */
 } sw_gpu_inventory;
 
-#define SW_GPUS_MAX 256      /* GPUs in one declaration */
+#define SW_GPUS_MAX 4096     /* GPUs in one declaration (a simulated cluster) */
 #define SW_GPUS_MAX_SLICES 7 /* GPU-instance slices of one GPU */
+#define SW_GPUS_MAX_TRIAL 256 /* GPUs one trial may hold */
 
 void sw_gpus_init(sw_gpu_inventory *inv);
 void sw_gpus_dispose(sw_gpu_inventory *inv);

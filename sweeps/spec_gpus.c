@@ -49,8 +49,8 @@ static void gpus_count(sw_spec__ctx *c, const sw_value *v, const char *path)
 
     if (!sw_spec__want_number(c, v, path, &r->gpus))
         return;
-    if (!(r->gpus >= 0 && r->gpus <= SW_GPUS_MAX))
-        sw_spec__err(c, v, path, "must be from 0 to %d", SW_GPUS_MAX);
+    if (!(r->gpus >= 0 && r->gpus <= SW_GPUS_MAX_TRIAL))
+        sw_spec__err(c, v, path, "must be from 0 to %d", SW_GPUS_MAX_TRIAL);
     else if (r->gpus > 1 && r->gpus != floor(r->gpus))
         sw_spec__err(c, v, path,
                      "must be a fraction of one GPU (below 1) or a whole "
