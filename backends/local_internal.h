@@ -126,6 +126,11 @@ const char *sw_local__proc_stat(long pid, char *buf, size_t size);
  * it looks through /proc. */
 bool sw_local__group_alive(pid_t pgid);
 
+/* The children of process pid, every thread's (from
+ * /proc/PID/task/TID/children: what the kernel knows of pid alone, no
+ * scan of /proc), into kids[cap]; how many, at most cap. */
+size_t sw_local__children(pid_t pid, pid_t *kids, size_t cap);
+
 /* The boot id (/proc/sys/kernel/random/boot_id) into id[size], without
  * its newline; "" when it cannot be read. */
 void sw_local__boot_id(char *id, size_t size);

@@ -8,14 +8,15 @@
  * (inherited). It waits at the gate; once the gate opens (the pid file is
  * in place) it forks the trial, which execs the program. The shim is a
  * child subreaper, so whatever of the trial loses its parent becomes the
- * shim's child. When the trial ends, the shim kills what is left of the
- * group and all its other children (nothing but the trial's descendants
- * can be), then ends the way the trial ended (the same exit code, or the
- * same signal). It writes the exit file itself first (and says so on a
- * pipe, so its supervisor does not write it again): killing the
- * supervisor, or `sweep` and the supervisor together, at any moment,
- * loses no trial and no end; the attempt stays watched (the lock) for as
- * long as the shim lives. The supervisor writes the file when the shim
+ * shim's child. When the trial ends, the shim kills all its descendants
+ * (nothing but the trial's can be: they are its children, or theirs, read
+ * from /proc/PID/task/TID/children, never a scan of all of /proc), with
+ * the groups they lead, then ends the way the trial ended (the same exit
+ * code, or the same signal). It writes the exit file
+ * itself first (and says so on a pipe, so its supervisor does not write it
+ * again): killing the supervisor, or `sweep` and the supervisor together, at
+ * any moment, loses no trial and no end; the attempt stays watched (the lock)
+ * for as long as the shim lives. The supervisor writes the file when the shim
  * could not: killed, or the disk full (a shim whose supervisor has gone
  * retries every second instead).
  *
@@ -79,41 +80,37 @@ static _Noreturn void trial(const sw_local__spawn *sp)
     _exit(127);
 }
 
-/* State, parent, group and session of pid; false when it is gone. */
-static bool stat_of(long pid, char *st, int *ppid, int *pgrp, int *sid)
+/* SIGKILLs pid, every process below it, and the groups any of them
+ * lead (a setsid or setpgid of the trial's, whose members descend from
+ * it); how many processes. The children are read before their parent
+ * is killed: should one fork meanwhile, its child is orphaned to the
+ * shim, a subreaper, and found in the next round. */
+static int kill_tree(pid_t pid, int depth)
 {
-    char buf[512];
-    const char *p = sw_local__proc_stat(pid, buf, sizeof(buf));
+    pid_t kids[256];
+    size_t n = depth < 64 ? sw_local__children(pid, kids, 256) : 0, i;
+    int found = 1;
 
-    return p && sscanf(p, " %c %d %d %d", st, ppid, pgrp, sid) == 4;
+    for (i = 0; i < n; i++)
+        found += kill_tree(kids[i], depth + 1);
+    kill(-pid, SIGKILL); /* ESRCH unless it leads a group */
+    kill(pid, SIGKILL);
+    return found;
 }
 
-/* SIGKILLs every living process of the shim's group and every child of
- * the shim, but the shim (and, with a session of its own, that
- * session's group); how many it found. */
+/* SIGKILLs every descendant of the shim: the trial has ended, so its
+ * own descendants are the shim's children now (it is a subreaper) or
+ * theirs. Nothing else is looked at: no scan of /proc. How many it
+ * found. */
 static int kill_rest(void)
 {
-    DIR *d = opendir("/proc");
-    int me = (int)getpid(), n = 0, ppid, pgrp, sid;
-    struct dirent *e;
-    long pid;
-    char st;
+    pid_t kids[256];
+    size_t n = sw_local__children(getpid(), kids, 256), i;
+    int found = 0;
 
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        pid = strtol(e->d_name, NULL, 10);
-        if (pid == me || !stat_of(pid, &st, &ppid, &pgrp, &sid) || st == 'Z' ||
-            st == 'X' || (pgrp != me && ppid != me))
-            continue;
-        if (sid == pid)
-            kill(-(pid_t)pid, SIGKILL);
-        kill((pid_t)pid, SIGKILL);
-        n++;
-    }
-    if (d)
-        closedir(d);
-    return n;
+    for (i = 0; i < n; i++)
+        found += kill_tree(kids[i], 0);
+    return found;
 }
 
 /* Ends what is left of the trial: killed, then reaped, until nothing
@@ -122,14 +119,17 @@ static void end_rest(void)
 {
     int round;
 
-    for (round = 0; round < 200; round++) {
-        int found = kill_rest();
+    for (round = 0; round < 1000; round++) { /* a second at most */
+        int found;
 
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
-        if (found == 0)
+        if ((found = kill_rest()) == 0)
             return;
-        sleep_ms(5);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (round > 0)
+            sleep_ms(1);
     }
 }
 

@@ -98,7 +98,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -681,55 +680,38 @@ static unsigned long tag_of(pid_t pid)
  * that has ended, or has no tie and no trial is running. */
 static bool doomed(const supervisor *s, pid_t pid)
 {
-    unsigned long tag = tag_of(pid);
+    unsigned long tag;
     size_t i, running = 0;
 
-    for (i = 0; i < s->n; i++) {
+    for (i = 0; i < s->n; i++)
         if (s->trials[i].pid == pid)
-            return false;
+            return false; /* a shim: nothing of it is read */
+    tag = tag_of(pid);
+    for (i = 0; i < s->n; i++)
         if (s->trials[i].tag != 0) {
             running++;
             if (s->trials[i].tag == tag)
                 return false;
         }
-    }
     return tag != 0 || running == 0;
 }
 
-/* Reads the parent and session of pid from /proc; false when it is
- * gone. */
-static bool stat_of(long pid, int *ppid, int *sid)
-{
-    char buf[512];
-    const char *p = sw_local__proc_stat(pid, buf, sizeof(buf));
-
-    return p && sscanf(p, " %*c %d %*d %d", ppid, sid) == 2;
-}
-
 /* Kills the orphans of ended trials (see the top of the file): each one
- * and, when it leads a session (whose members can only descend from it),
- * that session's group. Its other descendants are orphaned in turn. */
+ * and the group it leads, if any (a session's or a group's members can
+ * only descend from it). Its other descendants are orphaned in turn. The
+ * supervisor's children are read from /proc/self/task/TID/children: its
+ * shims and orphans, never a scan of all of /proc. */
 static void cull(const supervisor *s)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char *end;
-    int ppid, sid;
-    long pid;
+    pid_t kids[1024];
+    size_t n = sw_local__children(getpid(), kids, 1024), i;
 
-    while (d && (e = readdir(d))) {
-        pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0)
+    for (i = 0; i < n; i++) {
+        if (!doomed(s, kids[i]))
             continue;
-        if (!stat_of(pid, &ppid, &sid) || ppid != (int)getpid() ||
-            !doomed(s, (pid_t)pid))
-            continue;
-        if (sid == pid)
-            kill(-(pid_t)pid, SIGKILL);
-        kill((pid_t)pid, SIGKILL);
+        kill(-kids[i], SIGKILL); /* ESRCH unless it leads a group */
+        kill(kids[i], SIGKILL);
     }
-    if (d)
-        closedir(d);
 }
 
 /* Drops trial i: its files are closed (the pid file's lock with them)
@@ -891,6 +873,23 @@ static bool trial_end(trial *t, const siginfo_t *shim)
     return false;
 }
 
+/* Waits until nothing is left of the killed group pgid (a second at
+ * most), reaping those of it that are the supervisor's children: the
+ * attempt's lock is let go only then, so whoever finds it unwatched
+ * finds nothing of it running. One kill() when its shim ended it all. */
+static void group_gone(pid_t pgid)
+{
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        while (waitpid(-pgid, NULL, WNOHANG) > 0)
+            ;
+        if (kill(-pgid, 0) < 0 && errno == ESRCH)
+            return;
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+}
+
 /* Records how trial i ended, kills what is left of its group and its
  * orphans, reaps it. An end its exit file cannot hold is kept. A shim
  * that died without a word (killed) leaves the end to its trial: when
@@ -917,6 +916,7 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
         code = sw_error_io_code(errno);
     while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
         ;
+    group_gone(t->pgid);
     t->pid = 0;
     if (code == SW_OK)
         forget(s, i);

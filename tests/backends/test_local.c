@@ -48,7 +48,7 @@
 
 #define WAIT_S 10.0 /* the longest any event may take */
 
-#define MAX_ATTEMPTS 8
+#define MAX_ATTEMPTS 24
 
 typedef struct {
     char root[64];
@@ -607,6 +607,80 @@ static void test_end_kills_other_sessions(void **state)
     grandchild = strtol(slurp(child), NULL, 10);
     assert_true(grandchild > 0);
     assert_true(proc_gone(grandchild));
+}
+
+/* CPU time, in clock ticks, process pid and its reaped children used. */
+static long cpu_ticks(long pid)
+{
+    char path[64];
+    const char *s;
+    long ut = 0, st = 0, cut = 0, cst = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    s = strrchr(slurp(path), ')');
+    assert_non_null(s);
+    /* after the name: state(3) ... utime(14) stime cutime cstime(17) */
+    assert_int_equal(sscanf(s + 1,
+                            " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+                            " %ld %ld %ld %ld",
+                            &ut, &st, &cut, &cst),
+                     4);
+    return ut + st + cut + cst;
+}
+
+/* What `n` /bin/true trials, one after another, cost the supervisor and
+ * their shims (the supervisor's CPU with its reaped children's). */
+static long trials_cost(fixture *f, int n)
+{
+    long before = -1;
+    sw_launch l;
+    int i;
+
+    for (i = 0; i <= n; i++) {
+        l = next_attempt(f, (char *const[]){"/bin/true", NULL});
+        assert_int_equal(run(f, &l).exit_code, 0);
+        if (i == 0) /* the supervisor is known from the first handle */
+            before = cpu_ticks(f->pid);
+    }
+    return cpu_ticks(f->pid) - before;
+}
+
+/* A trial's end costs the same however many processes the machine
+ * runs: nothing looks through all of /proc (the shim walks its own
+ * descendants, the supervisor reads its children). 8 trials with 3,000
+ * more processes alive cost what 8 trials cost without them, give or
+ * take 0.1 s of CPU (two scans of 3,000 stat files a trial would be
+ * about 0.5 s). */
+static void test_end_cost_does_not_grow_with_processes(void **state)
+{
+    fixture *f = *state;
+    long quiet, busy, tick = sysconf(_SC_CLK_TCK);
+    int hold[2], i, n = 0;
+    pid_t pid;
+    char c;
+
+    quiet = trials_cost(f, 8);
+    assert_int_equal(pipe(hold), 0);
+    for (i = 0; i < 3000; i++) {
+        if ((pid = fork()) == 0) {
+            close(hold[1]);
+            if (read(hold[0], &c, 1) < 0)
+                _exit(1);
+            _exit(0);
+        }
+        if (pid < 0)
+            break;
+        n++;
+    }
+    close(hold[0]);
+    busy = trials_cost(f, 8);
+    close(hold[1]); /* they all go */
+    while (n > 0 && wait(NULL) > 0)
+        n--;
+    if (busy - quiet >= tick / 10)
+        fail_msg("8 trials: %ld ticks of CPU with 3,000 more processes, "
+                 "%ld without",
+                 busy, quiet);
 }
 
 static void test_end_kills_untagged_orphans(void **state)
@@ -1327,6 +1401,7 @@ int main(void)
         T(test_end_kills_leftovers),
         T(test_end_kills_other_sessions),
         T(test_end_kills_untagged_orphans),
+        T(test_end_cost_does_not_grow_with_processes),
         T(test_running_trials_orphans_live),
         T(test_supervisor_killed_loses_nothing),
         T(test_supervisor_and_shim_killed_is_lost),
