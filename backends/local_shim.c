@@ -12,7 +12,8 @@
  * (nothing but the trial's can be: they are its children, or theirs, read
  * from /proc/PID/task/TID/children, never a scan of all of /proc), with
  * the groups they lead, then ends the way the trial ended (the same exit
- * code, or the same signal). It writes the exit file
+ * code, or the same signal). The trial is started with posix_spawn (a
+ * vfork), not a fork: nothing of the shim's runs in it. It writes the exit file
  * itself first (and says so on a pipe, so its supervisor does not write it
  * again): killing the supervisor, or `sweep` and the supervisor together, at
  * any moment, loses no trial and no end; the attempt stays watched (the lock)
@@ -30,13 +31,14 @@
  * its exec. SIGKILL to the group ends both at once, and the supervisor
  * records "signal 9".
  */
-#define _GNU_SOURCE /* _Fork, execvpe semantics of environ */
+#define _GNU_SOURCE /* environ */
 #include "backends/local_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +64,37 @@ static void sleep_ms(long ms)
         ;
 }
 
-/* The trial: the stop signals back to their defaults, then the program.
- * An exec that fails says why in its stderr and on `report`. */
-static _Noreturn void trial(const sw_local__spawn *sp)
+/* Starts the trial: the program, with the stop signals back to their
+ * defaults, the trial's environment (and its PATH searched), through
+ * posix_spawn: a vfork, so the shim's pages are not copied for a child
+ * that only execs. An exec that fails says why in the trial's stderr
+ * and on `report`, and the shim exits 127. */
+static pid_t start_trial(const sw_local__spawn *sp)
 {
+    posix_spawnattr_t at;
+    sigset_t def, none;
     size_t i;
+    pid_t t = -1;
     int e;
 
+    sigemptyset(&def);
+    sigemptyset(&none);
     for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
-        signal(stops[i], SIG_DFL);
-    environ = sp->envp; /* execvp searches the trial's PATH */
-    execvp(sp->argv[0], sp->argv);
-    e = errno;
+        sigaddset(&def, stops[i]);
+    if ((e = posix_spawnattr_init(&at)) == 0) {
+        posix_spawnattr_setsigdefault(&at, &def);
+        posix_spawnattr_setsigmask(&at, &none);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
+                                          POSIX_SPAWN_SETSIGMASK);
+        char **own = environ;
+
+        environ = sp->envp; /* posix_spawnp searches the trial's PATH */
+        e = posix_spawnp(&t, sp->argv[0], NULL, &at, sp->argv, sp->envp);
+        environ = own; /* the fault points read the shim's */
+        posix_spawnattr_destroy(&at);
+    }
+    if (e == 0)
+        return t;
     dprintf(2, "sweep: cannot run '%s': %s\n", sp->argv[0], strerror(e));
     if (write(sp->report, &e, sizeof(e)) < 0)
         _exit(127);
@@ -246,11 +267,8 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
             _exit(127);
         _exit(127);
     }
-    if ((t = _Fork()) == 0)
-        trial(sp);
-    close(sp->report); /* the trial's exec closes its copy */
-    if (t < 0)
-        _exit(127);
+    t = start_trial(sp);
+    close(sp->report); /* the exec has happened: nothing to report */
     tell(sp, SW_LOCAL_SHIM_TRIAL, &t); /* should the shim be killed */
     do /* reaping the trial's orphans as they end, until the trial does */
         w = waitpid(-1, &status, 0);
