@@ -12,8 +12,8 @@
  * outlives `sweep`) comes back to it and is waited for: RUSAGE_CHILDREN
  * then holds them all. Wall time is printed too. Medians of 3 rounds.
  *
- * Last, the idle cost: 8 trials that sleep 3 s at --parallel 8, sweep's
- * CPU beside the trials' own (a sleeping trial costs nothing).
+ * Last, the idle cost: what sweep spends a second while 8 trials sleep
+ * (a sleeping trial itself costs nothing).
  *
  *   build/release/tests/bench/bench_overhead build/release/orchestrator/sweep
  *
@@ -179,19 +179,27 @@ static int row(const char *bin, const char *dir, int trials, int parallel)
     return 0;
 }
 
-/* 8 trials asleep for 3 s: what sweep spends meanwhile. */
+/* 8 trials asleep: what sweep spends while they sleep, the CPU of a
+ * sweep whose trials sleep 6 s less that of one whose trials sleep 1 s,
+ * per second of the difference in wall time. */
 static int idle(const char *bin, const char *dir)
 {
-    const char *yaml = "method: grid\nparallel: 8\n"
-                       "command: [/bin/sleep, '3']\n"
-                       "parameters:\n  i:\n    min: 1\n    max: 8\n";
-    cost s = sweep_cost(bin, dir, yaml, 9999);
+#define IDLE_YAML                                                              \
+    "method: grid\nparallel: 8\ncommand: [/bin/sleep, '%d']\n"                 \
+    "parameters:\n  i:\n    min: 1\n    max: 8\n"
+    char yaml[256];
+    cost s1, s6;
 
-    if (s.cpu < 0)
+    snprintf(yaml, sizeof(yaml), IDLE_YAML, 1);
+    s1 = sweep_cost(bin, dir, yaml, 9998);
+    snprintf(yaml, sizeof(yaml), IDLE_YAML, 6);
+    s6 = sweep_cost(bin, dir, yaml, 9999);
+    if (s1.cpu < 0 || s6.cpu < 0 || s6.wall <= s1.wall)
         return -1;
-    printf("idle: 8 trials asleep 3 s at parallel 8 (home on %s): %.1f ms "
-           "of CPU in %.2f s, %.2f%% of a core (a sleeping trial: 0)\n",
-           fs_name(dir), s.cpu * 1e3, s.wall, 100.0 * s.cpu / s.wall);
+    printf("idle: 8 trials asleep (home on %s): %.2f ms of CPU a second, "
+           "%.3f%% of a core (a sleeping trial: 0)\n",
+           fs_name(dir), (s6.cpu - s1.cpu) * 1e3 / (s6.wall - s1.wall),
+           100.0 * (s6.cpu - s1.cpu) / (s6.wall - s1.wall));
     return 0;
 }
 
