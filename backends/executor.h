@@ -73,7 +73,13 @@ typedef struct {
     sw_resources resources; /* what it asked for */
     const char *devices;    /* the devices the engine gave it (the value of
                                CUDA_VISIBLE_DEVICES); NULL: none */
+    int64_t log_limit;      /* bytes each log may hold, past which the rest
+                               of the attempt's output is dropped after one
+                               SW_LOG_LIMIT_MARK line; 0: no limit */
 } sw_launch;
+
+/* How the line that ends a log cut at its limit starts. */
+#define SW_LOG_LIMIT_MARK "@sweep log_limit"
 
 /* How an attempt ended. */
 typedef struct {

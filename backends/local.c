@@ -592,6 +592,8 @@ static int make_request(sw_buf *b, const sw_launch *l)
     put_field(b, l->stdout_path);
     put_field(b, l->stderr_path);
     put_field(b, l->cwd);
+    snprintf(num, sizeof(num), "%" PRId64, l->log_limit > 0 ? l->log_limit : 0);
+    put_field(b, num);
     snprintf(num, sizeof(num), "%zu", argc);
     put_field(b, num);
     for (i = 0; i < argc; i++)

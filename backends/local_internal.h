@@ -17,12 +17,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/types.h>
 
 #include "backends/executor.h" /* sw_exit */
 
 /* A launch request: a 4-byte length, then NUL-terminated strings:
- * dir, stdout path, stderr path, cwd ("" for none), argc (decimal),
+ * dir, stdout path, stderr path, cwd ("" for none), the log limit in
+ * bytes (decimal, 0: none; the shim copies the trial's output into the
+ * logs through pipes when there is one), argc (decimal),
  * argv[0..argc), then the trial's whole environment. */
 #define SW_LOCAL_MAX_REQUEST (64u << 20)
 
@@ -53,13 +56,17 @@ _Noreturn void sw_local__supervise(int sock, int events);
  * descriptors of the supervisor's it keeps (all others it closes). */
 typedef struct {
     char **argv, **envp;
-    const char *cwd;  /* NULL: the supervisor's */
-    int in, out, err; /* become the trial's 0, 1, 2 */
-    int gate;         /* read end: a byte once the pid file is in place */
-    int report;       /* write end: an exec's errno, when it fails */
-    int dirfd;        /* the attempt folder */
-    int lockfd;       /* the pid file, flock()ed (shared with the supervisor) */
-    int done;         /* write end: the shim's words (below) */
+    const char *cwd;   /* NULL: the supervisor's */
+    int in, out, err;  /* become the trial's 0, 1, 2 (out and err: the
+                          logs, O_APPEND) */
+    int64_t log_limit; /* > 0: the trial's 1 and 2 are pipes, which the
+                          shim copies into out and err, each up to this
+                          size, then one SW_LOG_LIMIT_MARK line */
+    int gate;          /* read end: a byte once the pid file is in place */
+    int report;        /* write end: an exec's errno, when it fails */
+    int dirfd;         /* the attempt folder */
+    int lockfd; /* the pid file, flock()ed (shared with the supervisor) */
+    int done;   /* write end: the shim's words (below) */
     pid_t supervisor;
 } sw_local__spawn;
 
@@ -73,6 +80,41 @@ enum {
                                      as the trial ended, for the
                                      supervisor to record */
 };
+
+/* ---- a trial's output into its logs (local_logs.c, in the shim) ---- */
+
+typedef struct {
+    int in;        /* the pipe's read end; -1 once at its end */
+    int out;       /* the log (the shim's 1 or 2) */
+    int64_t size;  /* the log's size */
+    char last;     /* its last byte ('\n' when empty) */
+    bool cut;      /* the limit was reached: the rest is dropped */
+    bool dropping; /* a write failed: the rest is dropped */
+    const char *name;
+} sw_local__stream;
+
+typedef struct {
+    int64_t limit;
+    sw_local__stream s[2]; /* stdout, stderr */
+    int disk_errno;        /* the first write the disk refused: its errno */
+} sw_local__logs;
+
+/* Sets up copying into the shim's 1 and 2 (the logs) up to `limit`. */
+void sw_local__logs_init(sw_local__logs *lg, int64_t limit);
+
+/* Makes the two pipes: w gets the write ends, the trial's 1 and 2
+ * (close-on-exec, as are the read ends). -1 with errno. */
+int sw_local__logs_pipes(sw_local__logs *lg, int w[2]);
+
+/* Fills p (2 entries at most) with the pipes still open; how many. */
+int sw_local__logs_fds(const sw_local__logs *lg, struct pollfd *p);
+
+/* Copies what the pipes that poll() found ready in p[n] hold. */
+void sw_local__logs_copy(sw_local__logs *lg, const struct pollfd *p, int n);
+
+/* Copies what is left in the pipes, without waiting, and closes them:
+ * once the trial and all its descendants are gone. */
+void sw_local__logs_drain(sw_local__logs *lg);
 
 /* The shim's side of the fork (local_shim.c). Never returns. */
 _Noreturn void sw_local__shim(const sw_local__spawn *sp);

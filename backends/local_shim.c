@@ -13,7 +13,10 @@
  * from /proc/PID/task/TID/children, never a scan of all of /proc), with
  * the groups they lead, then ends the way the trial ended (the same exit
  * code, or the same signal). The trial is started with posix_spawn (a
- * vfork), not a fork: nothing of the shim's runs in it. It writes the exit file
+ * vfork), not a fork: nothing of the shim's runs in it. With a log
+ * limit (the default), its stdout and stderr are pipes the shim copies
+ * into the logs while it waits (local_logs.c), and drains once the
+ * trial and its descendants are gone. It writes the exit file
  * itself first (and says so on a pipe, so its supervisor does not write it
  * again): killing the supervisor, or `sweep` and the supervisor together, at
  * any moment, loses no trial and no end; the attempt stays watched (the lock)
@@ -42,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -69,8 +73,9 @@ static void sleep_ms(long ms)
  * posix_spawn: a vfork, so the shim's pages are not copied for a child
  * that only execs. An exec that fails says why in the trial's stderr
  * and on `report`, and the shim exits 127. */
-static pid_t start_trial(const sw_local__spawn *sp)
+static pid_t start_trial(const sw_local__spawn *sp, const int w[2])
 {
+    posix_spawn_file_actions_t fa, *fap = NULL;
     posix_spawnattr_t at;
     sigset_t def, none;
     size_t i;
@@ -89,7 +94,14 @@ static pid_t start_trial(const sw_local__spawn *sp)
         char **own = environ;
 
         environ = sp->envp; /* posix_spawnp searches the trial's PATH */
-        e = posix_spawnp(&t, sp->argv[0], NULL, &at, sp->argv, sp->envp);
+        if (w[0] >= 0 && posix_spawn_file_actions_init(&fa) == 0) {
+            fap = &fa; /* the pipes to the logs become its 1 and 2 */
+            posix_spawn_file_actions_adddup2(fap, w[0], 1);
+            posix_spawn_file_actions_adddup2(fap, w[1], 2);
+        }
+        e = posix_spawnp(&t, sp->argv[0], fap, &at, sp->argv, sp->envp);
+        if (fap)
+            posix_spawn_file_actions_destroy(fap);
         environ = own; /* the fault points read the shim's */
         posix_spawnattr_destroy(&at);
     }
@@ -252,10 +264,51 @@ static void set_up(const sw_local__spawn *sp)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+static void on_child(int sig)
+{
+    (void)sig; /* only to end ppoll() */
+}
+
+/* Waits for the trial t to end, reaping its orphans as they end; copies
+ * its output into the logs meanwhile, when it goes through pipes.
+ * SIGCHLD is blocked but inside ppoll(), so no end is missed. */
+static int wait_trial(sw_local__logs *lg, pid_t t, const sigset_t *open)
+{
+    struct pollfd p[2];
+    int status = 0, n;
+    pid_t w;
+
+    for (;;) {
+        while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+            if (w == t)
+                return status;
+        if (w < 0 && errno == ECHILD)
+            return status; /* cannot be: t is a child */
+        n = sw_local__logs_fds(lg, p);
+        if (ppoll(p, (nfds_t)n, NULL, open) > 0)
+            sw_local__logs_copy(lg, p, n);
+    }
+}
+
+/* Makes the pipes the trial's output goes through when there is a log
+ * limit: w gets their write ends, or -1 (none: it writes the logs). */
+static void log_pipes(const sw_local__spawn *sp, sw_local__logs *lg, int w[2])
+{
+    w[0] = w[1] = -1;
+    sw_local__logs_init(lg, sp->log_limit);
+    if (sp->log_limit > 0 && sw_local__logs_pipes(lg, w) < 0) {
+        sw_local__logs_drain(lg); /* none, then: the logs directly */
+        w[0] = w[1] = -1;
+    }
+}
+
 _Noreturn void sw_local__shim(const sw_local__spawn *sp)
 {
-    pid_t t, w;
-    int status = 0, e;
+    struct sigaction sa;
+    sw_local__logs lg;
+    sigset_t chld, open;
+    int status = 0, e, w[2];
+    pid_t t;
 
     set_up(sp);
     if (!pass_gate(sp->gate))
@@ -267,13 +320,23 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
             _exit(127);
         _exit(127);
     }
-    t = start_trial(sp);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_child;
+    sigaction(SIGCHLD, &sa, NULL); /* reset by the trial's exec */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &open);
+    log_pipes(sp, &lg, w);
+    t = start_trial(sp, w);
+    if (w[0] >= 0) {
+        close(w[0]);
+        close(w[1]);
+    }
     close(sp->report); /* the exec has happened: nothing to report */
     tell(sp, SW_LOCAL_SHIM_TRIAL, &t); /* should the shim be killed */
-    do /* reaping the trial's orphans as they end, until the trial does */
-        w = waitpid(-1, &status, 0);
-    while (w != t && (w > 0 || errno == EINTR));
+    status = wait_trial(&lg, t, &open);
     end_rest();
-    record(sp, status); /* first: its supervisor may die at any time */
+    sw_local__logs_drain(&lg); /* its writers are all gone */
+    record(sp, status);        /* first: its supervisor may die at any time */
     mirror(status);
 }

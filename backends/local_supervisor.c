@@ -166,6 +166,7 @@ static bool fault_nospace(void)
 /* A parsed launch request; strings point into the request buffer. */
 typedef struct {
     const char *dir, *out, *err, *cwd;
+    int64_t log_limit;
     char **argv;
     char **envp;
 } request;
@@ -267,12 +268,12 @@ int sw_local__put_file(int dirfd, const char *name, const char *text, bool keep)
 /* Splits a request into its fields; false when it is malformed. */
 static bool parse(char *buf, size_t len, request *r)
 {
-    char *p = buf, *end = buf + len, *fields[5], *q;
+    char *p = buf, *end = buf + len, *fields[6], *q;
     size_t i, argc, nenv = 0;
 
     if (len == 0 || buf[len - 1] != '\0')
         return false;
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < 6; i++) {
         if (p >= end)
             return false;
         fields[i] = p;
@@ -282,7 +283,8 @@ static bool parse(char *buf, size_t len, request *r)
     r->out = fields[1];
     r->err = fields[2];
     r->cwd = fields[3][0] ? fields[3] : NULL;
-    argc = strtoul(fields[4], NULL, 10);
+    r->log_limit = strtoll(fields[4], NULL, 10);
+    argc = strtoul(fields[5], NULL, 10);
     if (argc == 0 || argc > len)
         return false;
     r->argv = sw_calloc(argc + 1, sizeof(char *));
@@ -322,9 +324,9 @@ static void tag_env(supervisor *s, request *r, char *buf, size_t size)
 static int fork_trial(const supervisor *s, const request *r, const int fds[4],
                       pid_t *pid, int *gate, int *report, int *done)
 {
-    sw_local__spawn sp = {r->argv, r->envp, r->cwd, s->devnull,
-                          fds[0],  fds[1],  -1,     -1,
-                          fds[2],  fds[3],  -1,     getpid()};
+    sw_local__spawn sp = {r->argv, r->envp,      r->cwd,  s->devnull, fds[0],
+                          fds[1],  r->log_limit, -1,      -1,         fds[2],
+                          fds[3],  -1,           getpid()};
     int g[2], rp[2] = {-1, -1}, dn[2], e;
 
     if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0)

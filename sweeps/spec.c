@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sweeps/gpus.h"
 #include "sweeps/spec_internal.h"
 #include "sweeps/yaml11.h"
 
@@ -755,6 +756,28 @@ static void top_timeout(sw_spec__ctx *c, const sw_value *v, const char *path)
         sw_spec__err(c, v, path, "must be a number of seconds greater than 0");
 }
 
+/* `log_limit`: the bytes each of a run's logs may hold, "1GiB", "512MiB"
+ * or a number of bytes; 0: none (docs/sweep-file.md). */
+static void top_log_limit(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    double mib = 0, bytes = 0;
+
+    if (v->type == SW_STR && sw_gpus_parse_size(v->u.s, false, &mib))
+        bytes = mib * 1048576.0;
+    else if (v->type != SW_STR && sw_spec__want_number(c, v, path, &bytes))
+        ;
+    else if (v->type != SW_STR)
+        return;
+    else
+        bytes = -1;
+    if (!(bytes >= 0 && bytes < 9e18 && bytes == floor(bytes)))
+        sw_spec__err(c, v, path,
+                     "must be a size such as 1GiB or 512MiB, a whole "
+                     "number of bytes, or 0 for no limit");
+    else
+        c->spec->log_limit = bytes == 0 ? SW_LOG_UNLIMITED : (int64_t)bytes;
+}
+
 /* Where trials run: the work tree as it is (default), or a checkout of
  * the code recorded at sweep start (docs/provenance.md). */
 static void top_code(sw_spec__ctx *c, const sw_value *v, const char *path)
@@ -823,6 +846,7 @@ static const struct {
     {"parallel", top_parallel},
     {"retries", top_retries},
     {"timeout", top_timeout},
+    {"log_limit", top_log_limit},
     {"seed", top_seed},
     {"resources", sw_spec__top_resources},
     {"gpus", sw_spec__top_gpus},

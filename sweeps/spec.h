@@ -153,7 +153,9 @@ typedef struct {
     /* extensions */
     int64_t parallel; /* 0: not set */
     int64_t retries;
-    double timeout; /* seconds; 0: none */
+    double timeout;    /* seconds; 0: none */
+    int64_t log_limit; /* bytes each of a run's logs may hold; 0: not set
+                          (SW_LOG_LIMIT_DEFAULT); SW_LOG_UNLIMITED: none */
     bool has_seed;
     uint64_t seed;
     sw_resources resources;
@@ -217,5 +219,9 @@ int sw_spec__key_cmp(const void *a, const void *b);
  * `spec`; every problem goes to `diags`. The spec is valid when no error
  * was added. */
 void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags);
+
+/* What a run's log may hold when the sweep file sets no `log_limit`. */
+#define SW_LOG_LIMIT_DEFAULT ((int64_t)1 << 30)
+#define SW_LOG_UNLIMITED INT64_MAX /* `log_limit: 0` */
 
 #endif

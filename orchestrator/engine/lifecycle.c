@@ -202,7 +202,11 @@ static int request_launch(sw_engine *e, sw_slot *s)
                    .dir = s->run_dir,
                    .stdout_path = out,
                    .stderr_path = err,
-                   .resources = e->spec->resources};
+                   .resources = e->spec->resources,
+                   .log_limit = e->spec->log_limit == 0 ? SW_LOG_LIMIT_DEFAULT
+                                : e->spec->log_limit == SW_LOG_UNLIMITED
+                                    ? 0
+                                    : e->spec->log_limit};
     int error = argv ? sw_executor_launch(e->ex, &l)
                      : sw_error_set(SW_EINVALID, "its stored argv is unusable");
 

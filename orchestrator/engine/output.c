@@ -33,8 +33,11 @@ static bool parse_line(sw_engine *e, sw_slot *s, const char *line, size_t n,
                        sw_metric_batch *b)
 {
     const char *json = sw_metrics_line(line, n);
-    size_t refused = b->refused;
+    size_t refused = b->refused, mark = sizeof(SW_LOG_LIMIT_MARK) - 1;
 
+    if (!json && n > mark + 2 && memcmp(line, SW_LOG_LIMIT_MARK, mark) == 0)
+        sw_engine__notice(e, SW_NOTICE_WARN, "sweep: run %s: %.*s", s->rec.id,
+                          (int)(n - mark - 2), line + mark + 2);
     if (!json)
         return false;
     if (sw_metrics_parse(b, json, n - (size_t)(json - line)) != SW_OK)

@@ -90,10 +90,105 @@ static void test_a_flood_stalls_no_other_run(void **state)
     sw_h_dispose(&h);
 }
 
+/* The folder of the sweep's only run (caller frees). */
+static char *only_run_dir(const sw_h *h)
+{
+    char *runs = sw_aprintf("%s/runs", h->home), *dir = NULL;
+    struct dirent *d;
+    DIR *dp = opendir(runs);
+
+    assert_non_null(dp);
+    while (!dir && (d = readdir(dp)))
+        if (d->d_name[0] != '.')
+            dir = sw_aprintf("%s/%s", runs, d->d_name);
+    closedir(dp);
+    free(runs);
+    assert_non_null(dir);
+    return dir;
+}
+
+/* Lines of `text` that start with `prefix`. */
+static int lines_starting(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    int count = 0;
+    const char *p;
+
+    for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        count += strncmp(p, prefix, n) == 0;
+    return count;
+}
+
+/* A run's logs stop at `log_limit`: a trial printing 300 kB to each of
+ * stdout and stderr under a 100,000-byte limit leaves each log at the
+ * limit and one marker line, `sweep` says so once, the rest (an
+ * @metrics line among it) is dropped, and the trial goes on to its end,
+ * finished. (Before, the logs took all it printed.) */
+static void test_log_limit(void **state)
+{
+    static const char *mark = "@sweep log_limit: ";
+    char *ledger, *script, *trial, *text, *file, *dir, *path, *log, *err;
+    size_t len = 0;
+    int i;
+    sw_h h;
+
+    (void)state;
+    sw_h_init(&h);
+    ledger = sw_aprintf("%s/ledger", h.dir);
+    script = sw_aprintf("yes 'a line of output, printed again and again' |"
+                        " head -c 300000\n"
+                        "yes 'a line of errors' | head -c 300000 >&2\n"
+                        "echo '@metrics {\"step\": 1, \"late\": 1}'\n"
+                        "echo done >> '%s'\n",
+                        ledger);
+    trial = sw_h_file(&h, "trial.sh", script);
+    text = sw_aprintf("method: grid\nlog_limit: 100000\n"
+                      "command: [/bin/sh, %s]\n"
+                      "parameters:\n  x: {value: 1}\n",
+                      trial);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, NULL}; /* notices shown */
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     1);
+    assert_string_equal(sw_test_slurp(ledger, NULL), "done\n");
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics"), 0);
+    dir = only_run_dir(&h);
+    for (i = 0; i < 2; i++) {
+        path = sw_aprintf("%s/%s", dir, i ? "stderr.log" : "stdout.log");
+        log = sw_test_slurp(path, &len);
+        assert_non_null(log);
+        if (len < 100000 || len > 100300)
+            fail_msg("%s holds %zu bytes, limit 100000", path, len);
+        assert_int_equal(lines_starting(log, mark), 1);
+        assert_non_null(strstr(log, i ? "stderr.log reached its limit of "
+                                        "100000 bytes"
+                                      : "stdout.log reached its limit of "
+                                        "100000 bytes"));
+        free(log);
+        free(path);
+    }
+    err = sw_aprintf("%s/stderr.txt", h.dir);
+    log = sw_test_slurp(err, NULL);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "stdout.log reached its limit"));
+    free(log);
+    free(err);
+    free(dir);
+    free(file);
+    free(text);
+    free(trial);
+    free(script);
+    free(ledger);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_flood_stalls_no_other_run),
+        cmocka_unit_test(test_log_limit),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
