@@ -86,6 +86,9 @@ typedef struct {
     bool exited; /* true: exit_code is valid; false: killed by signal */
     int exit_code;
     int signal;
+    bool disk; /* the machine's disk failed it: a write of its output was
+                  refused (ENOSPC, EDQUOT, EIO, EROFS), or it failed while
+                  the disk was full; not the trial's fault */
 } sw_exit;
 
 typedef enum {

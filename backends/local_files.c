@@ -86,8 +86,10 @@ int sw_local__parse_exit(const char *dir, const char *s, sw_exit *out)
     }
     errno = 0;
     v = num ? strtol(num, &end, 10) : 0;
-    if (!num || end == num || *end != '\n' || errno || v < 0 || v > 255)
+    if (!num || end == num || *end != '\n' || errno || v < 0 || v > 255 ||
+        (end[1] && strcmp(end + 1, "disk\n") != 0))
         return sw_error_set(SW_EIO, "%s/exit: malformed exit record", dir);
+    out->disk = end[1] != '\0';
     if (out->exited)
         out->exit_code = (int)v;
     else

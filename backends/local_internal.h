@@ -76,6 +76,8 @@ typedef struct {
 enum {
     SW_LOCAL_SHIM_TRIAL = 't',    /* forked: its pid follows */
     SW_LOCAL_SHIM_RECORDED = 'r', /* the exit file is written */
+    SW_LOCAL_SHIM_DISK = 'd',     /* before 'r' or 'm': the disk failed the
+                                     trial (its record says "disk") */
     SW_LOCAL_SHIM_MIRRORS = 'm'   /* it could not write it: the shim ends
                                      as the trial ended, for the
                                      supervisor to record */
@@ -138,7 +140,8 @@ int sw_local__join(char *buf, size_t n, const char *dir, const char *name);
 int sw_local__read_small(const char *dir, const char *name, char *text,
                          size_t size);
 
-/* Parses an exit record, "exit N\n" or "signal N\n", of the attempt in
+/* Parses an exit record, "exit N\n" or "signal N\n", then "disk\n" when
+ * the machine's disk failed it (sw_exit.disk), of the attempt in
  * dir; SW_EIO when it is malformed. */
 int sw_local__parse_exit(const char *dir, const char *s, sw_exit *out);
 

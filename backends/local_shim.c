@@ -48,6 +48,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,14 +187,18 @@ static void tell(const sw_local__spawn *sp, char word, const pid_t *trial_pid)
  * `done`. While the disk is at fault it tries again every second if its
  * supervisor has gone; else it leaves the end to the supervisor, which
  * also tells the orchestrator (local_supervisor.c). */
-static void record(const sw_local__spawn *sp, int status)
+static void record(const sw_local__spawn *sp, int status, bool disk)
 {
     char line[32];
 
     if (WIFEXITED(status))
-        snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
+        snprintf(line, sizeof(line), "exit %d\n%s", WEXITSTATUS(status),
+                 disk ? "disk\n" : "");
     else
-        snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
+        snprintf(line, sizeof(line), "signal %d\n%s", WTERMSIG(status),
+                 disk ? "disk\n" : "");
+    if (disk)
+        tell(sp, SW_LOCAL_SHIM_DISK, NULL);
     while (sw_local__put_file(sp->dirfd, "exit", line, false) < 0) {
         if (sw_error_io_code(errno) != SW_ESTORAGE ||
             getppid() == sp->supervisor) {
@@ -203,6 +208,29 @@ static void record(const sw_local__spawn *sp, int status)
         sleep_ms(1000);
     }
     tell(sp, SW_LOCAL_SHIM_RECORDED, NULL);
+}
+
+/* Whether the file system of the attempt's folder (the sweep home) is
+ * full: under 1 MiB or no inode left for its user. */
+static bool home_full(int dirfd)
+{
+    struct statvfs st;
+
+    return fstatvfs(dirfd, &st) == 0 &&
+           ((double)st.f_bavail * (double)st.f_frsize < 1048576.0 ||
+            (st.f_files > 0 && st.f_favail == 0));
+}
+
+/* Whether the machine's disk, not the trial, is to blame for its end: a
+ * write of its output failed for the disk, or it failed (a non-zero
+ * exit, a signal) while the home's file system is full, its own writes
+ * likely refused. */
+static bool disk_failed(const sw_local__spawn *sp, const sw_local__logs *lg,
+                        int status)
+{
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+    return lg->disk_errno != 0 || (!ok && home_full(sp->dirfd));
 }
 
 /* Ends the shim as the trial ended: its exit code, or its signal. */
@@ -337,6 +365,7 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
     status = wait_trial(&lg, t, &open);
     end_rest();
     sw_local__logs_drain(&lg); /* its writers are all gone */
-    record(sp, status);        /* first: its supervisor may die at any time */
+    /* first: its supervisor may die at any time */
+    record(sp, status, disk_failed(sp, &lg, status));
     mirror(status);
 }

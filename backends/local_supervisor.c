@@ -123,6 +123,7 @@ typedef struct {
     int donefd;        /* its shim's words (SW_LOCAL_SHIM_...) */
     pid_t child;       /* the trial's own process, once its shim said */
     unsigned long tag; /* N of its SWEEP_LOCAL_TRIAL; 0 once it has ended */
+    bool disk;         /* its shim said the disk failed it */
     char exit[32];     /* once reaped: the exit record its file lacks */
 } trial;
 
@@ -791,6 +792,8 @@ static char shim_word(trial *t)
                 n - i > (ssize_t)sizeof(pid_t)) {
                 memcpy(&t->child, buf + i + 1, sizeof(pid_t));
                 i += (ssize_t)sizeof(pid_t);
+            } else if (buf[i] == SW_LOCAL_SHIM_DISK) {
+                t->disk = true;
             } else if (buf[i] == SW_LOCAL_SHIM_RECORDED ||
                        buf[i] == SW_LOCAL_SHIM_MIRRORS) {
                 word = buf[i];
@@ -799,12 +802,10 @@ static char shim_word(trial *t)
     return word;
 }
 
-static void exit_line(char *out, size_t n, const siginfo_t *si)
+static void exit_line(char *out, size_t n, const siginfo_t *si, bool disk)
 {
-    if (si->si_code == CLD_EXITED)
-        snprintf(out, n, "exit %d\n", si->si_status);
-    else
-        snprintf(out, n, "signal %d\n", si->si_status);
+    snprintf(out, n, "%s %d\n%s", si->si_code == CLD_EXITED ? "exit" : "signal",
+             si->si_status, disk ? "disk\n" : "");
 }
 
 /* Whether pid is on its way out: exiting (PF_EXITING), or killed and
@@ -862,11 +863,11 @@ static bool trial_end(trial *t, const siginfo_t *shim)
         memset(&ci, 0, sizeof(ci));
         if (waitid(P_PID, (id_t)t->child, &ci, WEXITED | WNOHANG | WNOWAIT) <
             0) {
-            exit_line(t->exit, sizeof(t->exit), shim);
+            exit_line(t->exit, sizeof(t->exit), shim, false);
             return true;
         }
         if (ci.si_pid == t->child) {
-            exit_line(t->exit, sizeof(t->exit), &ci);
+            exit_line(t->exit, sizeof(t->exit), &ci, false);
             return true;
         }
         calm = dying(t->child) ? 0 : calm + 1;
@@ -905,7 +906,7 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
     int code = SW_OK;
 
     if (word) /* the shim ends as the trial did */
-        exit_line(t->exit, sizeof(t->exit), si);
+        exit_line(t->exit, sizeof(t->exit), si, t->disk);
     else
         known = trial_end(t, si);
     kill(-t->pid, SIGKILL);

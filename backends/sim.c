@@ -336,7 +336,7 @@ static void inject_failure(const sim *x, job *j)
     while (j->n > 0 && j->at[j->n - 1] > at)
         j->n--;
     j->end_at = at;
-    j->exit = (sw_exit){true, 1, 0};
+    j->exit = (sw_exit){true, 1, 0, false};
     note(j,
          "sweep sim: injected failure at virtual second %.3f (fail rate "
          "%g)\n",
@@ -485,7 +485,7 @@ static int sim_adopt(sw_executor *ex, const char *key, const char *dir,
  * and timed, and the replay begins (or, canceled meanwhile, it ends). */
 static void surrogate_done(sim *x, job *j, int status)
 {
-    sw_exit killed = {false, 0, j->cancel_signal};
+    sw_exit killed = {false, 0, j->cancel_signal, false};
 
     epoll_ctl(x->epfd, EPOLL_CTL_DEL, j->pidfd, NULL);
     close(j->pidfd);
@@ -496,10 +496,10 @@ static void surrogate_done(sim *x, job *j, int status)
         end_job(x, j, &killed);
         return;
     }
-    j->exit = WIFEXITED(status) ? (sw_exit){true, WEXITSTATUS(status), 0}
-                                : (sw_exit){false, 0, WTERMSIG(status)};
+    j->exit = WIFEXITED(status) ? (sw_exit){true, WEXITSTATUS(status), 0, false}
+                                : (sw_exit){false, 0, WTERMSIG(status), false};
     if (read_curve(j) != 0) { /* fails at once, and says why */
-        j->exit = (sw_exit){true, 1, 0};
+        j->exit = (sw_exit){true, 1, 0, false};
         j->end_at = j->start;
         note(j,
              "sweep sim: cannot read the curve in %s (missing, or over "
@@ -559,7 +559,7 @@ static int sim_cancel(sw_executor *ex, const char *key, bool force)
 {
     sim *x = (sim *)ex;
     job *j = find_job(x, key, NULL);
-    sw_exit killed = {false, 0, force ? SIGKILL : SIGTERM};
+    sw_exit killed = {false, 0, force ? SIGKILL : SIGTERM, false};
 
     if (!j)
         return sw_error_set(SW_ENOTFOUND, "sim executor: no job %s", key);

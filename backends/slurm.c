@@ -391,7 +391,7 @@ static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
 {
     bool ran = a->ran || j->start > 0 ||
                (j->has_status && !(j->exit.exited && j->exit.exit_code == 0));
-    sw_exit x = {false, 0, SIGKILL};
+    sw_exit x = {false, 0, SIGKILL, false};
     sw_job_event *ev;
     char *msg;
 
@@ -416,7 +416,7 @@ static void end_job(slurm *sx, attempt *a, const sw_slurm__job *j)
     msg = NULL;
     if (strcmp(j->state, "COMPLETED") != 0) {
         if (x.exited && x.exit_code == 0)
-            x = (sw_exit){false, 0, SIGKILL}; /* not a success */
+            x = (sw_exit){false, 0, SIGKILL, false}; /* not a success */
         if (!a->cancel) { /* Slurm's word for it, in the run's reason */
             msg = sw_aprintf(
                 "Slurm job %lld ended %s%s%s%s", j->id, j->state,
@@ -456,7 +456,7 @@ static void give_up_pending(slurm *sx, attempt *a, const sw_slurm__job *j)
              sw_aprintf("Slurm job %lld ended CANCELLED before it started: "
                         "%s",
                         j->id, msg))
-            ->exit = (sw_exit){false, 0, 0};
+            ->exit = (sw_exit){false, 0, 0, false};
     }
     free(msg);
 }

@@ -33,7 +33,8 @@
     X(LOST, "lost")               /* the machinery around it failed */         \
     X(STOPPED, "stopped")         /* by the stopping rule */                   \
     X(CANCELED, "canceled")       /* also an interrupted one */                \
-    X(NOT_STARTED, "not started") /* its launch failed */
+    X(NOT_STARTED, "not started") /* its launch failed */                      \
+    X(DISK, "disk") /* the machine's disk failed it (full, an I/O error) */
 
 /* A sweep's state (sweeps.state). A canceled sweep is documented in
  * docs/schema.md but never written by this sweep; an export still

@@ -32,6 +32,8 @@ static sw_outcome outcome(const sw_run_rec *r, const sw_attempt_end *end)
         return SW_OUTCOME_NOT_STARTED;
     if (end->timeout)
         return SW_OUTCOME_TIMEOUT;
+    if (end->disk)
+        return SW_OUTCOME_DISK;
     if (end->lost)
         return SW_OUTCOME_LOST;
     return SW_OUTCOME_FAILED;

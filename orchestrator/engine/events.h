@@ -38,6 +38,7 @@ typedef struct {
     bool started;       /* false: it could not be started */
     bool lost;          /* the executor lost it (not the trial's failure) */
     bool timeout;       /* it ran out of time */
+    bool disk;          /* the machine's disk failed it (sw_exit.disk) */
     double gpu;         /* the GPUs it held (devices.c's count) */
     int64_t first_step; /* its first reported step; -1: none; -2: unknown */
 } sw_attempt_end;

@@ -498,6 +498,42 @@ static void lost_attempt(sw_engine *e, sw_slot *s, const char *why)
     give_up_if_all_failed(e, s);
 }
 
+/* An attempt the machine's disk failed (sw_exit.disk: a write of its
+ * output refused, or it failed with the home full): not the trial's
+ * failure, so its run goes again without using a retry (counted in
+ * `lost`, as the machine's faults are), however often. */
+static void disk_attempt(sw_engine *e, sw_slot *s, const sw_exit *x)
+{
+    char why[64];
+
+    (void)e;
+    if (x->exited)
+        snprintf(why, sizeof(why), "exit %d", x->exit_code);
+    else
+        snprintf(why, sizeof(why), "signal %d", x->signal);
+    free(s->rec.reason);
+    s->rec.reason = sw_aprintf("disk: %s with the disk full or failing", why);
+    s->rec.lost++;
+    s->rec.state = SW_RUN_PENDING;
+}
+
+/* After the end of an attempt the disk failed is recorded: as for a
+ * start the disk refused, nothing more is launched and the sweep ends,
+ * saying why; `sweep resume` reruns the run once there is space. */
+static int disk_full(sw_engine *e, sw_slot *s)
+{
+    char id[128];
+
+    snprintf(id, sizeof(id), "%s", s->rec.id);
+    drop_slot(e, s);
+    return sw_engine__fatal(
+        e, sw_error_set(SW_ESTORAGE,
+                        "run %s: the disk failed its trial (full, or an "
+                        "I/O error on its output); nothing more is launched "
+                        "(free space, then `sweep resume %s`)",
+                        id, e->sweep.id));
+}
+
 /* Decides what an ended attempt (its end in s->end, all its output read)
  * means for its run, records it, and frees the slot. A trial canceled for
  * running out of time failed, whatever it exited with: what it reported
@@ -513,7 +549,13 @@ static int finish(sw_engine *e, sw_slot *s)
     bool timeout = s->cancel == SW_CANCEL_TIMEOUT &&
                    !(e->spec->timeout > 0 && s->rec.started_at > 0 &&
                      s->end.at < s->rec.started_at + e->spec->timeout);
-    sw_attempt_end end = {how != END_START_FAILED, how == END_LOST, timeout, 0,
+    bool disk = how == END_EXITED && x->disk && !timeout && !s->stop &&
+                !s->cancel && !(x->exited && x->exit_code == 0);
+    sw_attempt_end end = {how != END_START_FAILED,
+                          how == END_LOST,
+                          timeout,
+                          disk,
+                          0,
                           s->first_step};
     int error;
 
@@ -535,6 +577,8 @@ static int finish(sw_engine *e, sw_slot *s)
         s->rec.state = SW_RUN_FINISHED;
         set_str(&s->rec.reason, NULL);
         sw_engine__tally(e, s->rec.state, true);
+    } else if (disk) {
+        disk_attempt(e, s, x);
     } else if (how == END_LOST && !timeout) {
         lost_attempt(e, s, msg);
     } else {
@@ -548,6 +592,8 @@ static int finish(sw_engine *e, sw_slot *s)
         sw_engine__tell_search(e, &s->rec, true);
     if (s->rec.state == SW_RUN_PENDING)
         sw_engine__enqueue(e, &s->rec);
+    if (how == END_EXITED && x->disk && !s->adopted)
+        return disk_full(e, s); /* an adopted one: the space may be back */
     drop_slot(e, s);
     return SW_OK;
 }
@@ -572,7 +618,7 @@ static int drain(sw_engine *e, sw_slot *s)
 static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
                        const char *msg, double at)
 {
-    sw_exit none = {false, 0, 0};
+    sw_exit none = {false, 0, 0, false};
     sw_run_rec *r = &s->rec;
 
     s->end.how = (int)how;

@@ -131,12 +131,17 @@ static const struct {
          "ALTER TABLE attempts ADD COLUMN queued_seconds REAL;"
          "ALTER TABLE runs ADD COLUMN queued_seconds REAL;"
          "ALTER TABLE runs ADD COLUMN pending_reason TEXT;"},
+    /* attempts.outcome `disk`: the machine's disk failed the attempt (a
+     * write of its output refused, or it failed with the home full), to
+     * be rerun without using a retry */
+    {14, NULL},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:
  * run where migrations[] has no SQL, inside the same transaction. */
 static int (*const in_c[])(const sw_store *st) = {
     [12] = checks_from_vocab,
+    [14] = checks_from_vocab,
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -369,6 +369,80 @@ static void test_shim_killed_is_rerun(void **state)
     sw_h_dispose(&h);
 }
 
+/* Trials themselves fill the disk (the sweep home on a 4 MiB tmpfs,
+ * each trial writing a 1.5 MB checkpoint, three at a time): a trial that
+ * fails with the disk full is not the trial's failure. Its attempt ends
+ * `disk`, its run goes back to pending without using a retry, `sweep`
+ * launches nothing more and says why (exit 1); once space is freed,
+ * `sweep resume` reruns those runs, and every point finishes once.
+ * (Before, such runs stayed failed and resume never reran them.) */
+static void test_trials_fill_the_disk(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    tmpfs_fixture *fx = *state;
+    char *ledger, *script, *trial, *text, *file, *home, *err, *log, *rm;
+    sw_h *h = &fx->h;
+    int rc = 1, rounds;
+
+    if (!fx->mounted)
+        skip();
+    home = sw_aprintf("%s/home", fx->mnt);
+    setenv("SWEEP_HOME", home, 1);
+    ledger = sw_aprintf("%s/ledger", h->dir);
+    err = sw_aprintf("%s/stderr.txt", h->dir);
+    script = sw_aprintf("head -c 1500000 /dev/zero > "
+                        "\"$SWEEP_CHECKPOINT_DIR/ckpt\" || exit 1\n"
+                        "sleep 0.3\nrm -f \"$SWEEP_CHECKPOINT_DIR/ckpt\"\n"
+                        "echo \"$SWEEP_RUN_ID\" >> '%s'\n",
+                        ledger);
+    trial = sw_h_file(h, "trial.sh", script);
+    text = sw_aprintf("method: grid\nparallel: 3\n"
+                      "command: [/bin/sh, %s]\n"
+                      "parameters:\n  x: {values: [1, 2, 3, 4, 5, 6]}\n",
+                      trial);
+    file = sw_h_file(h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(h, run, NULL), 1);
+    log = sw_test_slurp(err, NULL);
+    assert_non_null(log);
+    /* a trial's end or the store's own write: whichever met it first */
+    if (!strstr(log, "the disk failed its trial") &&
+        !strstr(log, "database or disk is full"))
+        fail_msg("sweep did not say the disk failed: %s", log);
+    free(log);
+    assert_int_equal(sw_h_count(h, "select count(*) from runs where state"
+                                   " = 'failed'"),
+                     0);
+    /* space freed (the checkpoints the failed ones left), then resumed
+     * until done: each round finishes at least the trials that fit */
+    rm = sw_aprintf("rm -f %s/runs/*/checkpoint/ckpt", home);
+    for (rounds = 0; rounds < 8 && rc != 0; rounds++) {
+        sleep_ms(500); /* the trials left running end */
+        assert_int_equal(system(rm), 0);
+        rc = sw_h_run(h, resume, NULL);
+        assert_true(rc == 0 || rc == 1);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(sw_h_count(h, "select count(*) from runs where state"
+                                   " = 'finished'"),
+                     6);
+    assert_int_equal(sw_h_count(h, "select count(*) from attempts where"
+                                   " outcome = 'failed'"),
+                     0);
+    assert_true(sw_h_count(h, "select count(*) from attempts where"
+                              " outcome = 'disk'") >= 1);
+    assert_each_once(ledger, 6);
+    sleep_ms(300); /* the shims' last exit files */
+    free(rm);
+    free(file);
+    free(text);
+    free(trial);
+    free(script);
+    free(err);
+    free(ledger);
+    free(home);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +450,8 @@ int main(void)
         cmocka_unit_test(test_full_disk_injected),
         cmocka_unit_test(test_shim_killed_is_rerun),
         cmocka_unit_test_setup_teardown(test_full_disk_tmpfs, tmpfs_setup,
+                                        tmpfs_teardown),
+        cmocka_unit_test_setup_teardown(test_trials_fill_the_disk, tmpfs_setup,
                                         tmpfs_teardown),
     };
 

@@ -235,7 +235,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 13);
+    assert_int_equal(user_version(f->path), 14);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
