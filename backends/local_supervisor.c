@@ -848,7 +848,9 @@ static bool dying(pid_t pid)
  *     with it, reaped it. The shim's end stands for it (a SIGKILL of the
  *     group, as before the shim said anything);
  *   - it runs on, not dying: the shim alone was killed, nothing can say
- *     how the trial would have ended. False: the attempt is lost.
+ *     how the trial would have ended. False: the attempt is lost;
+ *   - it died of SIGPIPE: its stdout and stderr were pipes to its shim
+ *     (a log limit), which died with it. Lost too.
  * A trial killed is seen dying (SIGKILL pending, PF_EXITING) at once,
  * but for the instant between taking the signal and exiting: it is
  * looked at a few times before it is taken for running. */
@@ -866,6 +868,9 @@ static bool trial_end(trial *t, const siginfo_t *shim)
             exit_line(t->exit, sizeof(t->exit), shim, false);
             return true;
         }
+        if (ci.si_pid == t->child && ci.si_code != CLD_EXITED &&
+            ci.si_status == SIGPIPE)
+            return false; /* its output's pipe died with its shim */
         if (ci.si_pid == t->child) {
             exit_line(t->exit, sizeof(t->exit), &ci, false);
             return true;

@@ -801,6 +801,25 @@ static void test_supervisor_and_shim_killed_is_lost(void **state)
     assert_int_equal(run(f, &l).exit_code, 5);
 }
 
+/* The same with the trial's output going through its shim (a log
+ * limit): the shim's death closes the pipes, and a trial that writes
+ * then dies of SIGPIPE. That is still the shim's death, not the
+ * trial's failure: lost. */
+static void test_shim_killed_with_pipes_is_lost(void **state)
+{
+    fixture *f = *state;
+    sw_launch l = next_attempt(
+        f, SH("echo up; while :; do echo more; sleep 0.01; done", NULL));
+
+    l.log_limit = 1 << 20;
+    assert_int_equal(sw_executor_launch(f->ex, &l), 0);
+    expect_started(f, l.key);
+    await_line(f->out);
+    assert_int_equal(kill((pid_t)f->pgid, SIGKILL), 0); /* the shim */
+    assert_non_null(strstr(expect_message(f, l.key, SW_JOB_LOST), f->dir));
+    assert_int_equal(group_members(f->pgid), 0);
+}
+
 /* The trial's shim alone is killed (a stray kill, the OOM killer) while
  * its supervisor lives: how the trial ends is never recorded, so the
  * attempt is lost (its run goes again), never failed with the shim's
@@ -1406,6 +1425,7 @@ int main(void)
         T(test_supervisor_killed_loses_nothing),
         T(test_supervisor_and_shim_killed_is_lost),
         T(test_shim_killed_is_lost),
+        T(test_shim_killed_with_pipes_is_lost),
         T(test_supervisor_dies_before_replying),
         T(test_adopt_after_crash),
         T(test_adopt_without_handle),
