@@ -48,8 +48,11 @@ int sw_local__logs_pipes(sw_local__logs *lg, int w[2])
     struct stat st;
 
     for (i = 0; i < 2; i++) {
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (pipe2(p, O_CLOEXEC) < 0) {
+            if (i == 1) /* the caller drains (closes) the read ends */
+                close(w[0]);
             return -1;
+        }
         lg->s[i].in = p[0];
         w[i] = p[1];
         lg->s[i].size = fstat(lg->s[i].out, &st) == 0 ? st.st_size : 0;
