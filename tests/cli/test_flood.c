@@ -152,7 +152,9 @@ static void test_log_limit(void **state)
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'finished'"),
                      1);
-    assert_string_equal(sw_test_slurp(ledger, NULL), "done\n");
+    log = sw_test_slurp(ledger, NULL);
+    assert_string_equal(log, "done\n");
+    free(log);
     assert_int_equal(sw_h_count(&h, "select count(*) from metrics"), 0);
     dir = only_run_dir(&h);
     for (i = 0; i < 2; i++) {
