@@ -11,8 +11,9 @@
  * long; one that is not is skipped, not the report (over HTTP, which can
  * say why, it refuses the report). A report holds at most
  * SW_METRICS_VALUES_MAX values, so one report cannot hold the loop for
- * long; the reader is linear in the report's length. A NUL refuses the report: the JSON reader would stop at it and
- * read a cut key or value as if it were whole.
+ * long; the reader is linear in the report's length. A NUL refuses the
+ * report: the JSON reader would stop at it and read a cut key or value
+ * as if it were whole.
  */
 #include "orchestrator/metrics.h"
 
@@ -175,8 +176,7 @@ static void quote_specials(sw_buf *out, const char *s, size_t len)
 
 /* Adds one report object's values; *values counts the report's names so
  * far, over all its objects. */
-static int parse_object(sw_metric_batch *b, const sw_value *obj,
-                        size_t *values)
+static int parse_object(sw_metric_batch *b, const sw_value *obj, size_t *values)
 {
     const sw_value *step = sw_value_map_get(obj, "step");
     int64_t s = -1;
