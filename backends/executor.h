@@ -50,6 +50,12 @@
  * says SW_JOB_QUEUED runs its attempts from SW_JOB_STARTED, as before.
  * SW_JOB_ENDED and SW_JOB_LOST may carry the end's wall time in `at`,
  * as the scheduler recorded it.
+ *
+ * Version 6 adds SW_JOB_OUTPUT: the job's stdout.log has grown. An
+ * executor that keeps a clock writes its jobs' logs itself and must say
+ * so each time, since on a virtual clock the engine reads a log only
+ * when told (a scan of thousands of logs at every step was most of a
+ * large simulation's cost); others may say it, and are read anyway.
  */
 #ifndef SW_EXECUTOR_H
 #define SW_EXECUTOR_H
@@ -104,6 +110,7 @@ typedef enum {
                             when it has waited past the executor's limit */
     SW_JOB_RUNNING,      /* version 5: it left the queue and runs, since
                             wall time `at` (0: now) */
+    SW_JOB_OUTPUT,       /* version 6: its stdout.log has grown */
 } sw_job_event_kind;
 
 /* One thing that happened to an attempt. The strings belong to the event:
@@ -170,7 +177,7 @@ typedef struct {
     bool places_gpus;
 } sw_executor_methods;
 
-#define SW_EXECUTOR_VERSION 5
+#define SW_EXECUTOR_VERSION 6
 
 struct sw_executor {
     const sw_executor_methods *methods;

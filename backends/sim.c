@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +74,19 @@ typedef struct {
     sw_exit exit;
     uint64_t draw;     /* the failure draw's key */
     int cancel_signal; /* canceled while its surrogate ran; 0: not */
+    size_t idx;        /* its place in sim.jobs */
+    size_t hpos;       /* its place in sim.heap; NOT_DUE: not there */
 } job;
+
+#define NOT_DUE SIZE_MAX
 
 typedef struct {
     sw_executor base;
     vclock clock;
     job **jobs;
     size_t n, cap;
+    job **heap; /* replaying jobs, soonest due first (a binary heap) */
+    size_t hn, hcap;
     sw_job_event *queue;
     size_t qhead, qn, qcap;
     int epfd;
@@ -138,17 +145,79 @@ static void push_event(sim *x, sw_job_event_kind kind, const char *key,
         ev->exit = *exit;
 }
 
-static job *find_job(const sim *x, const char *key, size_t *at)
+static job *find_job(const sim *x, const char *key)
 {
     size_t i;
 
     for (i = 0; i < x->n; i++)
-        if (strcmp(x->jobs[i]->key, key) == 0) {
-            if (at)
-                *at = i;
+        if (strcmp(x->jobs[i]->key, key) == 0)
             return x->jobs[i];
-        }
     return NULL;
+}
+
+/* ---- the replays due, soonest first ----------------------------------- */
+
+/* When `j` next has something to do: its next line, else its end. */
+static double due(const job *j)
+{
+    return j->next < j->n ? j->at[j->next] : j->end_at;
+}
+
+static void heap_set(sim *x, size_t i, job *j)
+{
+    x->heap[i] = j;
+    j->hpos = i;
+}
+
+static void sift_up(sim *x, size_t i)
+{
+    job *j = x->heap[i];
+
+    while (i > 0 && due(x->heap[(i - 1) / 2]) > due(j)) {
+        heap_set(x, i, x->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_set(x, i, j);
+}
+
+static void sift_down(sim *x, size_t i)
+{
+    job *j = x->heap[i];
+    size_t c;
+
+    while ((c = 2 * i + 1) < x->hn) {
+        if (c + 1 < x->hn && due(x->heap[c + 1]) < due(x->heap[c]))
+            c++;
+        if (due(x->heap[c]) >= due(j))
+            break;
+        heap_set(x, i, x->heap[c]);
+        i = c;
+    }
+    heap_set(x, i, j);
+}
+
+/* `j`'s curve is known: its replay is due from now on. */
+static void heap_push(sim *x, job *j)
+{
+    sw_grow(&x->heap, &x->hcap, x->hn + 1, sizeof(*x->heap));
+    heap_set(x, x->hn++, j);
+    sift_up(x, x->hn - 1);
+}
+
+static void heap_remove(sim *x, job *j)
+{
+    size_t i = j->hpos;
+    job *last;
+
+    if (i == NOT_DUE)
+        return;
+    j->hpos = NOT_DUE;
+    if (i == --x->hn)
+        return;
+    last = x->heap[x->hn];
+    heap_set(x, i, last);
+    sift_up(x, i);
+    sift_down(x, last->hpos);
 }
 
 static void free_job(job *j)
@@ -171,10 +240,9 @@ static void free_job(job *j)
 /* Forgets job `j` (its end has been queued). */
 static void drop_job(sim *x, job *j)
 {
-    size_t i;
-
-    if (find_job(x, j->key, &i))
-        x->jobs[i] = x->jobs[--x->n];
+    heap_remove(x, j);
+    x->jobs[j->idx] = x->jobs[--x->n];
+    x->jobs[j->idx]->idx = j->idx;
     free_job(j);
 }
 
@@ -443,7 +511,7 @@ static int sim_launch(sw_executor *ex, const sw_launch *l)
     if (!l->argv || !l->argv[0] || !l->argv[0][0] || !l->dir ||
         !l->stdout_path || !l->stderr_path)
         return sw_error_set(SW_EINVALID, "sim executor: incomplete launch");
-    if (find_job(x, l->key, NULL))
+    if (find_job(x, l->key))
         return sw_error_set(SW_EINVALID, "sim executor: %s already runs",
                             l->key);
     j = sw_calloc(1, sizeof(*j));
@@ -462,6 +530,8 @@ static int sim_launch(sw_executor *ex, const sw_launch *l)
         return SW_OK;
     }
     sw_grow(&x->jobs, &x->cap, x->n + 1, sizeof(*x->jobs));
+    j->idx = x->n;
+    j->hpos = NOT_DUE;
     x->jobs[x->n++] = j;
     x->surrogates++;
     snprintf(handle, sizeof(handle), "sim %d", (int)j->pid);
@@ -505,10 +575,12 @@ static void surrogate_done(sim *x, job *j, int status)
              "sweep sim: cannot read the curve in %s (missing, or over "
              "%d MiB)\n",
              j->curve_path, CURVE_MAX >> 20);
+        heap_push(x, j);
         return;
     }
     time_lines(j);
     inject_failure(x, j);
+    heap_push(x, j);
 }
 
 static void reap(sim *x)
@@ -526,7 +598,8 @@ static void reap(sim *x)
     }
 }
 
-/* Appends the lines of `j` due by `now`; ends it when its end is due. */
+/* Appends the lines of `j` due by `now`; ends it when its end is due,
+ * else puts it back in its place among the replays. */
 static void replay(sim *x, job *j, double now)
 {
     size_t from = j->written, to = from;
@@ -536,29 +609,34 @@ static void replay(sim *x, job *j, double now)
         to = j->ends[j->next++];
     while (from < to && (w = write(j->out_fd, j->text + from, to - from)) > 0)
         from += (size_t)w;
+    if (to > j->written) /* on our clock the engine reads only when told */
+        push_event(x, SW_JOB_OUTPUT, j->key, NULL, NULL, NULL);
     j->written = to;
     if (j->next == j->n && j->end_at <= now)
         end_job(x, j, &j->exit);
+    else
+        sift_down(x, j->hpos);
 }
 
+/* Only the replays that are due are touched: a cluster of thousands of
+ * GPUs costs what its lines cost, not a scan of every job each step. */
 static int sim_process(sw_executor *ex, double now)
 {
     sim *x = (sim *)ex;
-    size_t i;
+    double t = now_mono(x);
 
     (void)now; /* the clock is ours */
     if (x->surrogates > 0)
         reap(x);
-    for (i = x->n; i-- > 0;)
-        if (i < x->n && x->jobs[i]->pid == 0)
-            replay(x, x->jobs[i], now_mono(x));
+    while (x->hn > 0 && due(x->heap[0]) <= t)
+        replay(x, x->heap[0], t);
     return SW_OK;
 }
 
 static int sim_cancel(sw_executor *ex, const char *key, bool force)
 {
     sim *x = (sim *)ex;
-    job *j = find_job(x, key, NULL);
+    job *j = find_job(x, key);
     sw_exit killed = {false, 0, force ? SIGKILL : SIGTERM, false};
 
     if (!j)
@@ -584,21 +662,10 @@ static int sim_fd(sw_executor *ex)
 static double sim_next_wake(sw_executor *ex)
 {
     sim *x = (sim *)ex;
-    double w = 0, t;
-    size_t i;
-    job *j;
 
     if (x->qhead < x->qn)
         return now_mono(x);
-    for (i = 0; i < x->n; i++) {
-        j = x->jobs[i];
-        if (j->pid > 0)
-            continue;
-        t = j->next < j->n ? j->at[j->next] : j->end_at;
-        if (w == 0 || t < w)
-            w = t;
-    }
-    return w;
+    return x->hn > 0 ? due(x->heap[0]) : 0;
 }
 
 static int sim_next_event(sw_executor *ex, sw_job_event *out)
@@ -644,6 +711,7 @@ static void sim_free(sw_executor *ex)
     if (x->epfd >= 0)
         close(x->epfd);
     free(x->jobs);
+    free(x->heap);
     free(x->queue);
     free(x);
 }

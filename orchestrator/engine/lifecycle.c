@@ -750,6 +750,9 @@ static int on_event(sw_engine *e, const sw_job_event *ev)
         return on_queued(e, s, ev);
     case SW_JOB_RUNNING:
         return on_running(e, s, ev->at);
+    case SW_JOB_OUTPUT:
+        s->out_dirty = true;
+        return SW_OK;
     }
     return SW_OK;
 }
@@ -934,13 +937,15 @@ static void run_finished_work(sw_engine *e)
 }
 
 /* A turn of every trial's output that may have more: all of them every
- * TAIL_S (on a virtual clock, every pump), and between, those whose
- * watch saw a change or that had more than a turn. Ended attempts whose
- * output is all read are recorded (backwards: that frees their slot). */
+ * TAIL_S, and between, those whose watch saw a change or that had more
+ * than a turn. On a virtual clock only the executor writes the logs, and
+ * it says when (SW_JOB_OUTPUT): only those are read. Ended attempts
+ * whose output is all read are recorded (backwards: that frees their
+ * slot). */
 static void tail_all(sw_engine *e)
 {
     double now = now_mono(e);
-    bool all = e->virtual_time || now >= e->last_tail + TAIL_S;
+    bool all = !e->virtual_time && now >= e->last_tail + TAIL_S;
     size_t i;
     sw_slot *s;
 

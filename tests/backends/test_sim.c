@@ -40,7 +40,8 @@ typedef struct {
     char out[PATH_MAX], err[PATH_MAX];
     sw_executor *ex;
     const sw_clock *clock;
-    double t0; /* the clock when the test began */
+    double t0;      /* the clock when the test began */
+    size_t outputs; /* SW_JOB_OUTPUT events next() passed over */
 } fixture;
 
 static int setup(void **state)
@@ -86,8 +87,9 @@ static void launch(fixture *f, const char *key, int attempt, char *const *argv)
     assert_int_equal(sw_executor_launch(f->ex, &l), SW_OK);
 }
 
-/* The next event, waiting for surrogates and moving the clock as the
- * driver does; `advance` false: only what is due now. 0: none. */
+/* The next event but SW_JOB_OUTPUT (counted in f->outputs), waiting for
+ * surrogates and moving the clock as the driver does; `advance` false:
+ * only what is due now. 0: none. */
 static int next(fixture *f, sw_job_event *ev, bool advance)
 {
     struct pollfd p;
@@ -95,8 +97,12 @@ static int next(fixture *f, sw_job_event *ev, bool advance)
 
     for (int turns = 0; turns < 100000; turns++) {
         sw_executor_process(f->ex, sw_clock_mono(f->clock));
-        if (sw_executor_next_event(f->ex, ev) == 1)
-            return 1;
+        while (sw_executor_next_event(f->ex, ev) == 1) {
+            if (ev->kind != SW_JOB_OUTPUT)
+                return 1;
+            f->outputs++;
+            sw_job_event_dispose(ev);
+        }
         p = (struct pollfd){sw_executor_fd(f->ex), POLLIN, 0};
         wake = sw_executor_next_wake(f->ex);
         if (p.fd >= 0)
@@ -157,6 +163,7 @@ static void test_lines_appear_at_their_virtual_time(void **state)
     sw_executor_advance(f->ex, sw_executor_next_wake(f->ex));
     assert_int_equal(next(f, &ev, false), 0);
     assert_int_equal(lines_in(f->out), 2); /* the plain line comes along */
+    assert_int_equal(f->outputs, 1);       /* and the engine is told */
     assert_near(sw_executor_next_wake(f->ex) - f->t0, 30, 1e-9);
     assert_int_equal(next(f, &ev, true), 1);
     assert_int_equal(ev.kind, SW_JOB_ENDED);
