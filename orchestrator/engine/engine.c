@@ -117,6 +117,7 @@ void sw_engine__dispose(sw_engine *e)
         sw_engine__free_slot(e, s);
     }
     free(e->slots);
+    sw_engine__slot_index_free(e);
     if (e->suggested)
         sw_trial_dispose(&e->suggest.trial);
     free(e->consumers);

@@ -195,6 +195,8 @@ struct sw_engine {
 
     sw_slot **slots; /* each its own allocation: workers hold pointers */
     size_t n_slots, cap_slots;
+    struct sw_slot_index *slot_index; /* run id -> place in slots, for
+                                         find_slot (slots.c) */
     sw_run_rec *queue; /* runs to (re)launch, before new trials */
     size_t qlen, qcap;
     sw_slot **captures; /* slots waiting for a git capture, oldest first */
@@ -288,6 +290,8 @@ bool sw_engine__stopping(const sw_engine *e);
 sw_slot *sw_engine__new_slot(sw_engine *e);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
+/* Frees the index find_slot keeps (engine disposal). */
+void sw_engine__slot_index_free(sw_engine *e);
 size_t sw_engine__count(const sw_engine *e, sw_slot_phase phase);
 bool sw_engine__started(const sw_slot *s);
 size_t sw_engine__count_started(const sw_engine *e);

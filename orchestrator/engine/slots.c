@@ -23,9 +23,83 @@ bool sw_engine__stopping(const sw_engine *e)
 
 /* ---- the slot table ------------------------------------------------- */
 
+/* An index of the slots by run id, so that finding the slot of each
+ * executor event does not compare the id with every slot's (at 4,096
+ * simulated GPUs that was the largest cost of a simulation). It holds
+ * places in e->slots and is only a hint: a hit is checked, a miss falls
+ * back to a scan, and it is rebuilt when slots come or go, or a scan
+ * finds what it missed (a slot whose id was set after the build). */
+struct sw_slot_index {
+    size_t *at; /* places in e->slots; SIZE_MAX: empty */
+    size_t mask;
+    bool stale;
+};
+
+static size_t id_hash(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static void index_build(const sw_engine *e)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t cap = 16, i, h;
+
+    while (cap < 2 * e->n_slots)
+        cap *= 2;
+    if (ix->mask + 1 != cap) {
+        free(ix->at);
+        ix->at = sw_malloc(cap * sizeof(*ix->at));
+        ix->mask = cap - 1;
+    }
+    for (i = 0; i < cap; i++)
+        ix->at[i] = SIZE_MAX;
+    for (i = 0; i < e->n_slots; i++) {
+        if (!e->slots[i]->rec.id)
+            continue;
+        h = id_hash(e->slots[i]->rec.id) & ix->mask;
+        while (ix->at[h] != SIZE_MAX)
+            h = (h + 1) & ix->mask;
+        ix->at[h] = i;
+    }
+    ix->stale = false;
+}
+
+/* The slot the index knows for `key`, checked; NULL: it does not. */
+static sw_slot *index_find(const sw_engine *e, const char *key)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t h, k;
+
+    if (ix->stale)
+        index_build(e);
+    for (h = id_hash(key) & ix->mask; (k = ix->at[h]) != SIZE_MAX;
+         h = (h + 1) & ix->mask)
+        if (k < e->n_slots && e->slots[k]->rec.id &&
+            strcmp(e->slots[k]->rec.id, key) == 0)
+            return e->slots[k];
+    return NULL;
+}
+
+void sw_engine__slot_index_free(sw_engine *e)
+{
+    if (e->slot_index)
+        free(e->slot_index->at);
+    free(e->slot_index);
+    e->slot_index = NULL;
+}
+
 sw_slot *sw_engine__new_slot(sw_engine *e)
 {
     sw_slot *s = sw_calloc(1, sizeof(*s));
+
+    if (!e->slot_index)
+        e->slot_index = sw_calloc(1, sizeof(*e->slot_index));
+    e->slot_index->stale = true;
 
     s->out_fd = -1;
     s->first_step = -1;
@@ -42,6 +116,8 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
         ;
     if (i < e->n_slots)
         e->slots[i] = e->slots[--e->n_slots];
+    if (e->slot_index)
+        e->slot_index->stale = true;
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
@@ -55,11 +131,18 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
 
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
 {
+    sw_slot *s;
     size_t i;
 
-    for (i = 0; key && i < e->n_slots; i++)
-        if (strcmp(e->slots[i]->rec.id, key) == 0)
+    if (!key || !e->slot_index)
+        return NULL;
+    if ((s = index_find(e, key)))
+        return s;
+    for (i = 0; i < e->n_slots; i++)
+        if (e->slots[i]->rec.id && strcmp(e->slots[i]->rec.id, key) == 0) {
+            e->slot_index->stale = true; /* it was missed: rebuild */
             return e->slots[i];
+        }
     return NULL;
 }
 
