@@ -11,12 +11,15 @@
 #     trials of 100 x 36 s and large ones of 100 x 72 s): the reference
 #     makespan is the busy time spread evenly over 64, a lower bound;
 #   - the same 2,000 with Hyperband (min_iter 3, eta 3): what early
-#     stopping saves, measured in the same run.
+#     stopping saves, measured in the same run;
+#   - BIG (default 10,000) random trials on 4,096 GPUs, in CPU seconds
+#     beside the same trials' surrogates run alone (the target: at most
+#     twice their cost).
 #
 # The devices are declared (--gpus N): the trials are packed on them as
 # for real, one whole GPU each.
 #
-#   bash tests/bench/bench_sim.sh [TRIALS]        (default 2000)
+#   [BIG=N] bash tests/bench/bench_sim.sh [TRIALS]        (default 2000)
 #
 # The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
 # Run folders go under $TMPDIR (each trial makes a few files: a file
@@ -108,6 +111,30 @@ family_fig=$(run family "$work/family.yaml" 64)
 row "$trials trials on 64" 64 "$family_fig" -
 hb_fig=$(run hyperband "$work/hyperband.yaml" 64)
 row "$trials trials on 64, hyperband" 64 "$hb_fig" -
+
+# A cluster of 4,096 GPUs: BIG random trials (default 10,000), and the
+# same trials' surrogates run alone, one after another (each spawned by a
+# shell, its output thrown away): what the simulator costs beside what
+# its surrogates cost, in CPU seconds (user + sys, children included).
+big=${BIG:-10000}
+family "" | sed "s/^run_cap: .*/run_cap: $big/" >"$work/big.yaml"
+cpu() { # COMMAND... -> CPU seconds it and its children took
+  /usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1 || { cat "$work/cpu" >&2; exit 1; }
+  awk '{ printf "%.2f", $1 + $2 }' "$work/cpu"
+}
+sim_cpu=$(SWEEP_HOME="$work/big" cpu "$sweep" run "$work/big.yaml" --backend sim --gpus 4096 --seed 1 --quiet)
+SWEEP_HOME="$work/big" "$sweep" plan "$work/big.yaml" -n "$big" --seed 1 --json 2>/dev/null |
+  /usr/bin/python3 -c '
+import json, shlex, sys
+for line in sys.stdin:
+    print(" ".join(shlex.quote(a) for a in json.loads(line)["argv"]) + " >/dev/null")
+' >"$work/surrogates.sh"
+alone_cpu=$(SWEEP_SIMULATE=1 cpu sh "$work/surrogates.sh")
+printf '
+%s random trials on 4096 GPUs: sweep --backend sim %s CPU-s, its surrogates alone %s CPU-s: %.1fx
+' \
+  "$big" "$sim_cpu" "$alone_cpu" "$(echo "$sim_cpu / $alone_cpu" | bc -l)"
+
 IFS=, read -r _ _ busy_f _ _ best_f <<<"$family_fig"
 IFS=, read -r _ _ busy_h _ _ best_h <<<"$hb_fig"
 printf '\nbest loss: %.5f unstopped, %.5f with hyperband; GPU-hours saved by stopping: %.1f (%.0f%%)\n' \
