@@ -119,6 +119,7 @@ typedef struct {
     /* the first step the attempt reported (attempts.first_step); -1: none
      * yet; -2: not known, the attempt was adopted after reporting */
     int64_t first_step;
+    int64_t view_step; /* progress.c: its last reported step; -1: none */
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -229,6 +230,7 @@ struct sw_engine {
     char *buf; /* for reading trials' output */
     double t0, last_progress, last_tail;
     bool tty, quiet;
+    int view_lines; /* progress.c: lines of the terminal view on screen */
     /* the clock is the executor's virtual one (simloop.c drives): trials'
      * output is read at every pump, since lines appear only when the
      * executor puts them there, and nothing waits on real time */

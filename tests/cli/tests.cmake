@@ -97,3 +97,10 @@ set_tests_properties(cli.flood PROPERTIES LABELS cli TIMEOUT 300
 # pool of its own (sim). The others add no thread these do not.
 set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim
   APPEND PROPERTY LABELS threads)
+
+# The terminal view in a real terminal: a sweep in a tmux pane of 80 x 24,
+# captured while it runs (no wrap, no stale copy, notices above the
+# block); the last capture is left in the build folder to look at.
+add_test(NAME cli.view COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_view.sh
+  $<TARGET_FILE:sweep> ${CMAKE_BINARY_DIR}/view-capture.txt)
+set_tests_properties(cli.view PROPERTIES LABELS cli TIMEOUT 120 DEPENDS sweep)
