@@ -149,6 +149,30 @@ static double xat(const axis *ax, double t)
            (ax->span > 0 ? (t - ax->r->start) / ax->span : 0) * (W - LEFT - 20);
 }
 
+/* The bar's run, written on it: its id where the bar is wide enough
+ * (about 6 px a character at this size), else its number alone (the id
+ * after the sweep's), else nothing but the bar's title. */
+static void bar_label(sw_buf *b, const char *id, double x, double y, double w,
+                      double h)
+{
+    const char *dash = strrchr(id, '-');
+    const char *text = (double)strlen(id) * 6 + 14 <= w ? id
+                       : dash && (double)strlen(dash + 1) * 6 + 14 <= w
+                           ? dash + 1
+                           : NULL;
+
+    if (!text || h < 9)
+        return;
+    sw_buf_printf(b,
+                  "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#fff\""
+                  " class=\"run\" data-run=\"",
+                  x + 3, y);
+    escaped(b, id);
+    sw_buf_puts(b, "\">");
+    escaped(b, text);
+    sw_buf_puts(b, "</text>\n");
+}
+
 static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                      const sw_report_attempt *a, size_t li, double off,
                      double share)
@@ -166,6 +190,7 @@ static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
     sw_buf_printf(b, ": %s, ", sw_report_outcome_name(a->outcome));
     sw_report_put_duration(b, a->end - a->start, true);
     sw_buf_printf(b, ", share %g</title></rect>\n", share);
+    bar_label(b, d->runs[a->run].id, x, y + h / 2 + 4, w, h);
     if (a->outcome != SW_ATT_FINISHED && a->outcome != SW_ATT_RUNNING &&
         a->outcome != SW_ATT_CANCELED)
         sw_buf_printf(b,

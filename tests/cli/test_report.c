@@ -210,6 +210,9 @@ static void check_svg(const char *svg)
     for (p = text; (p = strstr(p, "<title>")); p++)
         bars++;
     assert_int_equal(bars, 4);
+    for (bars = 0, p = text; (p = strstr(p, "class=\"run\" data-run=\"")); p++)
+        bars++;
+    assert_int_equal(bars, 4); /* each bar names its run */
     assert_non_null(strstr(text, ": failed,"));
     assert_non_null(strstr(text, ": stopped,"));
     assert_non_null(strstr(text, "best loss so far"));
