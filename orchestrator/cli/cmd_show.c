@@ -6,8 +6,11 @@
  */
 #include <getopt.h>
 #include <string.h>
+#include <time.h>
 
 #include "orchestrator/cli/cli.h"
+
+#define KEY_W 14 /* the widest key, pending_reason */
 
 static const char help[] =
     "usage: sweep show RUN [--json]\n\n"
@@ -102,14 +105,51 @@ static void print_git(const sw_value *git)
     list = sw_value_map_get(git, "skipped");
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (git_str(git, keys[i]))
-            printf("%-11s %s\n", keys[i], git_str(git, keys[i]));
+            printf("%-*s %s\n", KEY_W, keys[i], git_str(git, keys[i]));
     if (!git_str(git, "head"))
-        printf("%-11s %s\n", "head", "none (no commit yet)");
+        printf("%-*s %s\n", KEY_W, "head", "none (no commit yet)");
     for (size_t i = 0; list && list->type == SW_LIST && i < list->u.list.len;
          i++)
-        printf("%-11s %s (%s)\n", i ? "" : "left out",
+        printf("%-*s %s (%s)\n", KEY_W, i ? "" : "left out",
                git_str(list->u.list.items[i], "path"),
                git_str(list->u.list.items[i], "why"));
+}
+
+/* "2026-12-01 23:10:56" in local time, for a person. */
+static void put_time(sw_buf *b, double t)
+{
+    time_t secs = (time_t)t;
+    struct tm tm;
+    char text[64];
+
+    if (localtime_r(&secs, &tm) &&
+        strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm) > 0)
+        sw_buf_puts(b, text);
+    else
+        sw_buf_printf(b, "%.3f", t);
+}
+
+/* One value as a person reads it: times as dates, a wait in seconds, a
+ * value that is not there as "-", lists and maps as JSON. */
+static void put_field(sw_buf *b, const sw_value *run, const char *key,
+                      const sw_value *x)
+{
+    const sw_value *start = sw_value_map_get(run, "started_at");
+
+    if (x->type == SW_NULL) {
+        sw_buf_puts(b, "-");
+    } else if (x->type == SW_FLOAT && (strcmp(key, "started_at") == 0 ||
+                                       strcmp(key, "ended_at") == 0)) {
+        put_time(b, x->u.f);
+        if (strcmp(key, "ended_at") == 0 && start && start->type == SW_FLOAT)
+            sw_buf_printf(b, " (after %.1f s)", x->u.f - start->u.f);
+    } else if (x->type == SW_FLOAT && strcmp(key, "queue_seconds") == 0) {
+        sw_buf_printf(b, "%.1f s", x->u.f);
+    } else if (x->type == SW_LIST || x->type == SW_MAP) {
+        sw_value_write_json(b, x, false);
+    } else {
+        sw_value_write_py(b, x);
+    }
 }
 
 static void print_human(const sw_value *v)
@@ -118,20 +158,16 @@ static void print_human(const sw_value *v)
     size_t i;
 
     for (i = 0; i < v->u.map.len; i++) {
-        const sw_value *x = v->u.map.vals[i];
+        const char *key = v->u.map.keys[i];
+
         b.len = 0;
-        if (strcmp(v->u.map.keys[i], "git") == 0) {
-            print_git(x);
+        if (strcmp(key, "git") == 0) {
+            print_git(v->u.map.vals[i]);
             continue;
         }
-        if (x->type == SW_LIST || x->type == SW_MAP)
-            sw_value_write_json(&b, x, false);
-        else
-            sw_value_write_py(&b, x);
-        printf("%-11s %s\n",
-               strcmp(v->u.map.keys[i], "queue_seconds") == 0
-                   ? "queue wait"
-                   : v->u.map.keys[i],
+        put_field(&b, v, key, v->u.map.vals[i]);
+        printf("%-*s %s\n", KEY_W,
+               strcmp(key, "queue_seconds") == 0 ? "queue wait" : key,
                sw_buf_cstr(&b));
     }
     sw_buf_dispose(&b);

@@ -4,6 +4,8 @@
  */
 #include "orchestrator/cli/table.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +43,30 @@ void sw_table_add(sw_table *t, sw_value **row)
     t->nrows++;
 }
 
+/* A large float with its whole part in full and at most three
+ * decimals, trailing zeros dropped: 1796175056.303, not 1.79618e+09. */
+static void fixed(sw_buf *b, double f)
+{
+    size_t start = b->len;
+
+    sw_buf_printf(b, "%.3f", f);
+    while (b->len > start && b->ptr[b->len - 1] == '0')
+        b->len--;
+    if (b->len > start && b->ptr[b->len - 1] == '.')
+        b->len--;
+    b->ptr[b->len] = '\0';
+}
+
 static char *cell_text(const sw_value *v, bool human)
 {
     sw_buf b = SW_BUF_INIT;
 
     if (v->type == SW_NULL)
         return sw_strdup(human ? "-" : "");
-    if (human && v->type == SW_FLOAT)
+    if (human && v->type == SW_FLOAT && fabs(v->u.f) >= 1e6 &&
+        fabs(v->u.f) < 1e15)
+        fixed(&b, v->u.f); /* a time or a count: every digit shown */
+    else if (human && v->type == SW_FLOAT)
         sw_buf_printf(&b, "%.6g", v->u.f);
     else if (v->type == SW_LIST || v->type == SW_MAP)
         sw_value_write_json(&b, v, false);

@@ -220,6 +220,36 @@ static void check_svg(const char *svg)
     free(cmd);
 }
 
+/* What people read of the same sweep: `sweep show` gives times as dates
+ * and a missing value as "-" (not Python's None), and a query's table
+ * shows a timestamp's every digit (not 1.79618e+09). */
+static void check_show_and_query(const sw_h *h)
+{
+    const char *show[] = {"show", "--", NULL, NULL};
+    const char *query[] = {"query", "select started_at from runs limit 1",
+                           NULL};
+    char *id = NULL, *out = NULL, *nl;
+
+    const char *ids[] = {"query", "select id from runs limit 1", "--csv", NULL};
+    assert_int_equal(sw_h_run(h, ids, &id), 0);
+    nl = strchr(id, '\n');
+    assert_non_null(nl);
+    nl[strcspn(nl + 1, "\n") + 1] = '\0';
+    show[1] = nl + 1;
+    show[2] = NULL;
+    assert_int_equal(sw_h_run(h, show, &out), 0);
+    assert_null(strstr(out, "None"));
+    assert_non_null(strstr(out, "\nstarted_at     20"));
+    assert_non_null(strstr(out, "(after "));
+    assert_non_null(strstr(out, "\nsignal         -\n"));
+    free(out);
+    assert_int_equal(sw_h_run(h, query, &out), 0);
+    assert_null(strstr(out, "e+09"));
+    assert_non_null(strstr(out, "\n17"));
+    free(out);
+    free(id);
+}
+
 static void test_report_of_a_real_sweep(void **state)
 {
     sw_value *j = NULL;
@@ -242,6 +272,7 @@ static void test_report_of_a_real_sweep(void **state)
     assert_non_null(strstr(out, "occupancy"));
     assert_non_null(strstr(out, "GPU time lost to failures"));
     free(out);
+    check_show_and_query(&h);
     sw_value_free(j);
     free(svg);
     sw_h_dispose(&h);
