@@ -865,10 +865,12 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
 #define BEST_SQL(order)                                                        \
     "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"                        \
     " AND state IN (?3, ?4) AND value IS NOT NULL"                             \
-    " ORDER BY value " order ", idx LIMIT ?2"
+    " ORDER BY state <> ?3, value " order ", idx LIMIT ?2"
 
-/* The `limit` best finished or stopped runs of a sweep with a value, best
- * first (ties by idx), ranked by SQLite so only they are read; prepared
+/* The `limit` best finished or stopped runs of a sweep with a value:
+ * finished ones first, then stopped ones (whose value is from an earlier
+ * step), each best first (ties by idx), ranked by SQLite so only they
+ * are read; prepared
  * here, not at open, as only `sweep best` asks. The caller disposes each
  * and frees *out. */
 int sw_store_best_runs(sw_store *st, const char *sweep_id, bool maximize,

@@ -131,9 +131,10 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */
 int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
                        size_t *n);
-/* The `limit` best finished or stopped runs of a sweep that have a value,
- * by value (highest first when `maximize`), ties by idx; the caller
- * disposes each and frees *out. */
+/* The `limit` best finished or stopped runs of a sweep that have a value:
+ * finished ones first, then stopped ones, each by value (highest first
+ * when `maximize`), ties by idx; the caller disposes each and frees
+ * *out. */
 int sw_store_best_runs(sw_store *st, const char *sweep_id, bool maximize,
                        uint64_t limit, sw_run_rec **out, size_t *n);
 /* How many runs of the sweep are in each state: counts[state], all of

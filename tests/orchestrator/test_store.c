@@ -597,6 +597,50 @@ static void test_run_update_and_list(void **state)
     free(all);
 }
 
+/* sweep best's ranking: finished runs first, then stopped ones (their
+ * value is from an earlier step), each best first, ties by idx; runs
+ * without a value and failed ones are left out. */
+static void test_best_runs(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1);
+    static const struct {
+        sw_run_state state;
+        double value; /* NAN: none */
+    } runs[] = {{SW_RUN_STOPPED, 0.1},  {SW_RUN_FINISHED, 0.5},
+                {SW_RUN_FAILED, 0.01},  {SW_RUN_FINISHED, 0.3},
+                {SW_RUN_FINISHED, NAN}, {SW_RUN_STOPPED, 0.2},
+                {SW_RUN_FINISHED, 0.3}};
+    static const char *const want_min[] = {"s1-4", "s1-7", "s1-2", "s1-1",
+                                           "s1-6"};
+    static const char *const want_max[] = {"s1-2", "s1-4", "s1-7", "s1-6",
+                                           "s1-1"};
+    char ids[7][8];
+    sw_run_rec *out;
+    size_t n, i;
+
+    put_sweep(f->st, &s);
+    for (i = 0; i < 7; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "s1-%zu", i + 1);
+        sw_run_rec r = a_run(ids[i], "s1", (int64_t)i);
+        put_run(f->st, &r);
+        r.state = runs[i].state;
+        r.has_value = !isnan(runs[i].value);
+        r.value = runs[i].value;
+        assert_int_equal(sw_store_update_run(f->st, &r), SW_OK);
+    }
+    for (int max = 0; max < 2; max++) {
+        assert_int_equal(sw_store_best_runs(f->st, "s1", max, 10, &out, &n),
+                         SW_OK);
+        assert_int_equal(n, 5);
+        for (i = 0; i < n; i++) {
+            assert_string_equal(out[i].id, max ? want_max[i] : want_min[i]);
+            sw_run_rec_dispose(&out[i]);
+        }
+        free(out);
+    }
+}
+
 static void expect_counts(sw_store *st, const char *sweep_id,
                           const int64_t want[SW_RUN_N_STATES])
 {
@@ -1299,6 +1343,7 @@ int main(void)
         T(test_metrics),
         T(test_last_metrics),
         T(test_metrics_in_one_transaction),
+        T(test_best_runs),
         T(test_read_limit),
         T(test_transactions),
         T(test_hold),
