@@ -851,7 +851,8 @@ static void test_gentle_on_the_controller(void **state)
     free(path);
     path = sw_aprintf("%s:%s", bin, getenv("PATH"));
     char *old_path = sw_strdup(getenv("PATH"));
-    setenv("PATH", path, 1);
+    setenv("PATH", path, 1); /* setenv copies it */
+    free(path);
     file = sw_h_file(&h, "paced.yaml",
                      "method: grid\nparallel: 10\nresources: {gpus: 1}\n"
                      "slurm: {submit_rate: 1}\n"
