@@ -292,14 +292,27 @@ void sw_engine__gpus_report(sw_engine *e)
            : inv->driver && inv->driver[0]
                ? sw_aprintf("NVML, driver %s", inv->driver)
                : sw_strdup("NVML");
-    sw_engine__notice(e, SW_NOTICE_RESULT,
-                      "sweep %s: %zu GPU device%s (%s), %zu trial%s at once%s",
-                      e->sweep.id, inv->n_devices,
-                      inv->n_devices == 1 ? "" : "s", from, n,
-                      n == 1 ? "" : "s",
-                      g->res.gpu_memory_auto && !g->learned
-                          ? " until gpu_memory: auto learns a trial's memory"
-                          : "");
+    /* what fits, and what runs when `parallel` (the file's, or
+     * --parallel) allows fewer */
+    if (e->parallel_set && e->parallel > 0 && (size_t)e->parallel < n)
+        sw_engine__notice(
+            e, SW_NOTICE_RESULT,
+            "sweep %s: %zu GPU device%s (%s), room for %zu trials at once, "
+            "%lld at a time by parallel%s",
+            e->sweep.id, inv->n_devices, inv->n_devices == 1 ? "" : "s", from,
+            n, (long long)e->parallel,
+            g->res.gpu_memory_auto && !g->learned
+                ? " until gpu_memory: auto learns a trial's memory"
+                : "");
+    else
+        sw_engine__notice(
+            e, SW_NOTICE_RESULT,
+            "sweep %s: %zu GPU device%s (%s), %zu trial%s at once%s",
+            e->sweep.id, inv->n_devices, inv->n_devices == 1 ? "" : "s", from,
+            n, n == 1 ? "" : "s",
+            g->res.gpu_memory_auto && !g->learned
+                ? " until gpu_memory: auto learns a trial's memory"
+                : "");
     if (inv->notes)
         sw_engine__notice(e, SW_NOTICE_RESULT, "sweep %s: note: %s",
                           e->sweep.id, inv->notes);

@@ -147,6 +147,31 @@ static void test_sixteen_hours_on_four_in_four_virtual_hours(void **state)
     sw_h_dispose(&h);
 }
 
+/* `--gpus 64` beside the file's `parallel: 4` says both: what fits, and
+ * what runs (it said "64 trials at once" and ran 4 at a time). */
+static void test_parallel_below_the_devices_is_said(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "parallel: 4", 8, 2, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--gpus", "64", NULL};
+    assert_int_equal(sw_h_run(&h, run, &out), 0);
+    assert_non_null(strstr(out, "64 GPU devices (declared), room for 64 "
+                                "trials at once, 4 at a time by parallel"));
+    assert_null(strstr(out, "64 trials at once\n"));
+    assert_int_equal(sw_h_count(&h, "select max((select count(*) from runs "
+                                    "o where o.started_at <= r.started_at "
+                                    "and o.ended_at > r.started_at)) from "
+                                    "runs r"),
+                     4);
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* Half-GPU trials: 8 at once on 4 GPUs, so 16 one-hour trials take 2
  * virtual hours, and hold 8 GPU-hours between them. */
 static void test_half_gpu_trials_pack_two_a_gpu(void **state)
@@ -464,6 +489,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sixteen_hours_on_four_in_four_virtual_hours),
+        cmocka_unit_test(test_parallel_below_the_devices_is_said),
         cmocka_unit_test(test_half_gpu_trials_pack_two_a_gpu),
         cmocka_unit_test(test_hyperband_cuts_at_the_virtual_step),
         cmocka_unit_test(test_target_cancels_at_its_virtual_time),
