@@ -116,6 +116,10 @@ typedef struct {
     bool gpu_memory_auto;  /* `gpu_memory: auto`: learned from a trial */
 } sw_resources;
 
+/* Whether a trial asks for a GPU in so many words (gpus above 0, or GPU
+ * memory): one that does not runs without GPUs where there are none. */
+bool sw_resources_ask_gpu(const sw_resources *res);
+
 /* `budget:` (docs/sweep-file.md): no trial starts once the sweep has
  * spent any one of these, counted as `sweep report` counts them; 0: no
  * limit of that kind. */

@@ -74,6 +74,12 @@ static void resources_key(sw_spec__ctx *c, const char *key, const sw_value *v,
 
 /* The GPUs of the machine, declared (docs/gpus.md): a count, `none`, or
  * a richer declaration such as 2x80GiB,80GiB:mig=3g.40gb+3g.40gb. */
+bool sw_resources_ask_gpu(const sw_resources *res)
+{
+    return (res->has_gpus && res->gpus > 0) || res->gpu_memory_mb > 0 ||
+           res->gpu_memory_auto;
+}
+
 void sw_spec__top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path)
 {
     sw_gpu_inventory inv;

@@ -360,7 +360,9 @@ static sw_value *sweep_fit(const sw_spec *spec, const sw_gpu_inventory *inv,
 
     *never = false;
     sw_pack_devices_from(devs, inv);
-    if (sw_pack_request_make(&r, &spec->resources, 0)) {
+    if (inv->n_devices == 0 && !sw_resources_ask_gpu(&spec->resources)) {
+        /* as sweep run does: no GPU here, none asked for, none used */
+    } else if (sw_pack_request_make(&r, &spec->resources, 0)) {
         fit = sw_value_map();
         *never = !sw_pack_ever_fits(devs, inv->n_devices, &r, why);
         sw_value_map_set(fit, "fits", sw_value_bool(!*never));
@@ -429,6 +431,11 @@ static int show(const char *file, const char *declared, bool json)
         print_human(&inv, &h);
         if (fit)
             print_fit_human(file, fit, spec);
+        else if (spec && inv.n_devices == 0 &&
+                 !sw_resources_ask_gpu(&spec->resources))
+            printf("%s: trials run without GPUs here (no device, and its "
+                   "resources ask for none)\n",
+                   file);
         else if (spec)
             printf("%s: trials use no GPU (resources.gpus: 0)\n", file);
     }

@@ -146,12 +146,6 @@ void sw_engine__gpus_free(sw_engine *e)
 /* Whether `res` asks for a GPU in so many words (a share, devices or
  * memory). Without resources a trial gets a whole device only where
  * there are some, and runs as it always did where there are none. */
-static bool asks_for_gpu(const sw_resources *res)
-{
-    return (res->has_gpus && res->gpus > 0) || res->gpu_memory_mb > 0 ||
-           res->gpu_memory_auto;
-}
-
 /* Says on stderr why no trial of `path` can ever run; SW_EINVALID. */
 static int refuse(sw_engine *e, const char *path, const sw_engine_gpus *g,
                   const char *why)
@@ -225,8 +219,8 @@ int sw_engine__gpus_setup(sw_engine *e, const char *declared, const char *path)
         goto done;
     gpu = sw_pack_request_make(&g->req, res, 0);
     g->hide = !gpu || (g->inv.source == SW_GPUS_DECLARED &&
-                       g->inv.n_devices == 0 && !asks_for_gpu(res));
-    if (!g->hide && g->inv.n_devices == 0 && !asks_for_gpu(res)) {
+                       g->inv.n_devices == 0 && !sw_resources_ask_gpu(res));
+    if (!g->hide && g->inv.n_devices == 0 && !sw_resources_ask_gpu(res)) {
         free_gpus(g); /* no GPU, none asked for: as always */
         return SW_OK;
     }

@@ -128,6 +128,31 @@ static void test_visible_devices(void **state)
 }
 
 /* No GPU is not an error: exit 0 with the reason. */
+/* Without GPUs, a file that asks for none runs (on CPU, as `sweep run`
+ * runs it): `sweep gpus FILE` says so and exits 0; one that asks for a
+ * GPU can never run, exit 2. */
+static void no_gpus_file(const sw_h *h)
+{
+    char *cpu = sw_h_file(h, "cpu.yaml",
+                          "program: train.py\nmethod: random\nparameters:\n"
+                          "  lr: {min: 0.001, max: 0.1}\n");
+    char *one = sw_h_file(h, "one.yaml",
+                          "program: train.py\nmethod: random\nparameters:\n"
+                          "  lr: {min: 0.001, max: 0.1}\n"
+                          "resources: {gpus: 1}\n");
+    const char *runs[] = {"gpus", cpu, NULL};
+    const char *never[] = {"gpus", one, NULL};
+    char *out = NULL;
+
+    assert_int_equal(sw_h_run(h, runs, &out), 0);
+    assert_non_null(strstr(out, "cpu.yaml: trials run without GPUs here"));
+    free(out);
+    assert_int_equal(sw_h_run(h, never, &out), 2);
+    free(out);
+    free(cpu);
+    free(one);
+}
+
 static void test_no_gpus(void **state)
 {
     const char *args[] = {"gpus", NULL};
@@ -149,6 +174,7 @@ static void test_no_gpus(void **state)
                                 "loaded"));
     assert_non_null(strstr(out, "\"gpus\": []"));
     free(out);
+    no_gpus_file(&h);
     sw_h_dispose(&h);
 }
 
