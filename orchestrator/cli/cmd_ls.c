@@ -5,24 +5,60 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/cli/table.h"
 
 static const char help[] =
     "usage: sweep ls [SWEEP] [--json|--csv]\n\n"
-    "Without SWEEP: every sweep of the store, newest first, with its state\n"
-    "and run counts. With SWEEP (id, id prefix or name): its runs.\n";
+    "Without SWEEP: every sweep of the store, newest first, with when it\n"
+    "was made, its state, method, run counts and best value. With SWEEP\n"
+    "(id, id prefix or name): its runs.\n";
 
 static sw_value *str_or_null(const char *s)
 {
     return s ? sw_value_str(s) : sw_value_null();
 }
 
-static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
+/* When a sweep was made: a local date for people, Unix seconds for
+ * scripts. */
+static sw_value *created(const sw_sweep_rec *s, sw_table_format fmt)
+{
+    time_t secs = (time_t)s->created_at;
+    struct tm tm;
+    char text[32];
+
+    if (fmt != SW_TABLE_HUMAN)
+        return sw_value_float(s->created_at);
+    if (!localtime_r(&secs, &tm) ||
+        !strftime(text, sizeof(text), "%Y-%m-%d %H:%M", &tm))
+        return sw_value_null();
+    return sw_value_str(text);
+}
+
+/* The sweep's best value as `sweep best` ranks it; null: none yet. */
+static sw_value *best_value(sw_store *st, const sw_sweep_rec *s, int *error)
+{
+    sw_run_rec *top = NULL;
+    size_t n = 0;
+    sw_value *v;
+
+    *error = sw_store_best_runs(
+        st, s->id, s->goal && strcmp(s->goal, "maximize") == 0, 1, &top, &n);
+    v = !*error && n && top[0].has_value ? sw_value_float(top[0].value)
+                                         : sw_value_null();
+    for (size_t i = 0; i < n; i++)
+        sw_run_rec_dispose(&top[i]);
+    free(top);
+    return v;
+}
+
+static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s,
+                     sw_table_format fmt)
 {
     int64_t counts[SW_RUN_N_STATES], runs = 0;
-    sw_value *row[8];
+    sw_value *row[10];
     int error = sw_store_count_runs(st, s->id, counts);
 
     if (error)
@@ -37,8 +73,10 @@ static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s)
     row[5] = sw_value_int(counts[SW_RUN_FINISHED]);
     row[6] = sw_value_int(counts[SW_RUN_STOPPED]);
     row[7] = sw_value_int(counts[SW_RUN_FAILED]);
+    row[8] = best_value(st, s, &error);
+    row[9] = created(s, fmt);
     sw_table_add(t, row);
-    return SW_OK;
+    return error;
 }
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
@@ -50,7 +88,10 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
                                 "runs",
                                 sw_run_state_name(SW_RUN_FINISHED),
                                 sw_run_state_name(SW_RUN_STOPPED),
-                                sw_run_state_name(SW_RUN_FAILED)};
+                                sw_run_state_name(SW_RUN_FAILED),
+                                "best",
+                                fmt == SW_TABLE_HUMAN ? "created"
+                                                      : "created_at"};
     sw_sweep_rec *s = NULL;
     size_t n = 0, i;
     sw_table t;
@@ -58,10 +99,10 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
 
     if (error)
         return error;
-    sw_table_init(&t, 8, cols);
+    sw_table_init(&t, 10, cols);
     for (i = 0; i < n; i++) {
         if (!error)
-            error = add_sweep(&t, st, &s[i]);
+            error = add_sweep(&t, st, &s[i], fmt);
         sw_sweep_rec_dispose(&s[i]);
     }
     free(s);

@@ -220,6 +220,32 @@ static void check_svg(const char *svg)
     free(cmd);
 }
 
+/* `sweep ls` gives each sweep's best value (as `sweep best` ranks it:
+ * the least value of a finished run) and when it was
+ * made: a date for people, Unix seconds in --json. */
+static void check_ls(const sw_h *h)
+{
+    const char *table[] = {"ls", NULL};
+    const char *json[] = {"ls", "--json", NULL};
+    sw_value *doc = NULL;
+    char *out = NULL;
+    double best;
+
+    assert_int_equal(sw_h_run(h, table, &out), 0);
+    assert_non_null(strstr(out, "  best  "));
+    assert_non_null(strstr(out, "created\n"));
+    assert_non_null(strstr(out, "  20"));
+    free(out);
+    assert_int_equal(sw_h_run(h, json, &out), 0);
+    assert_int_equal(sw_json_parse(&doc, out, strlen(out)), SW_OK);
+    assert_true(key(doc, "created_at") > 1.7e9);
+    best = key(doc, "best");
+    assert_near(best, qnum(h, "(select min(value) from runs where state = "
+                              "'finished')"));
+    sw_value_free(doc);
+    free(out);
+}
+
 /* What people read of the same sweep: `sweep show` gives times as dates
  * and a missing value as "-" (not Python's None), and a query's table
  * shows a timestamp's every digit (not 1.79618e+09). */
@@ -248,6 +274,7 @@ static void check_show_and_query(const sw_h *h)
     assert_non_null(strstr(out, "\n17"));
     free(out);
     free(id);
+    check_ls(h);
 }
 
 static void test_report_of_a_real_sweep(void **state)
