@@ -51,6 +51,35 @@ bool sw_cli_parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
+bool sw_cli_parse_seconds(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtod(s, &end);
+    return *s && !*end && !errno && *out >= 0 && *out <= 1e9;
+}
+
+int sw_cli_double_dash(int argc, char **argv)
+{
+    int i;
+
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0)
+            return i;
+    return argc;
+}
+
+bool sw_cli_local_time(char *out, size_t n, double t, bool seconds)
+{
+    time_t secs = (time_t)t;
+    struct tm tm;
+
+    return localtime_r(&secs, &tm) &&
+           strftime(out, n, seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M",
+                    &tm) > 0;
+}
+
 static bool needs_quotes(const char *s)
 {
     const char *p;

@@ -71,6 +71,18 @@ int sw_cli_load(sw_spec **out, const char *path);
 /* Parses a non-negative integer argument; returns false when it is not. */
 bool sw_cli_parse_u64(const char *s, uint64_t *out);
 
+/* Parses a number of seconds, from 0 to 10^9 (fractions allowed);
+ * returns false when it is not one. */
+bool sw_cli_parse_seconds(const char *s, double *out);
+
+/* Where `--` stands in argv (what follows is a trial's command), or argc
+ * when it does not. */
+int sw_cli_double_dash(int argc, char **argv);
+
+/* Unix time `t` as a local date for a person, "2026-12-01 23:10" (with
+ * `seconds`, ":56" too); false when it cannot be written. */
+bool sw_cli_local_time(char *out, size_t n, double t, bool seconds);
+
 /* Writes a human description of the spec's search space. */
 void sw_cli_describe(FILE *out, const sw_spec *spec);
 

@@ -25,14 +25,11 @@ static sw_value *str_or_null(const char *s)
  * scripts. */
 static sw_value *created(const sw_sweep_rec *s, sw_table_format fmt)
 {
-    time_t secs = (time_t)s->created_at;
-    struct tm tm;
     char text[32];
 
     if (fmt != SW_TABLE_HUMAN)
         return sw_value_float(s->created_at);
-    if (!localtime_r(&secs, &tm) ||
-        !strftime(text, sizeof(text), "%Y-%m-%d %H:%M", &tm))
+    if (!sw_cli_local_time(text, sizeof(text), s->created_at, false))
         return sw_value_null();
     return sw_value_str(text);
 }

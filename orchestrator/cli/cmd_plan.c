@@ -191,24 +191,12 @@ static int plan(const sw_spec *spec, const plan_opts *o)
     return status;
 }
 
-/* Where `--` stands in argv (what follows is the trial's command), or
- * argc when it does not. */
-static int double_dash(int argc, char **argv)
-{
-    int i;
-
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0)
-            return i;
-    return argc;
-}
-
 int sw_cmd_plan(int argc, char **argv)
 {
     plan_opts o = {10, 0, false, false};
     sw_spec *spec = NULL;
     bool helped = false;
-    int dash = double_dash(argc, argv), status;
+    int dash = sw_cli_double_dash(argc, argv), status;
 
     status = parse(&o, dash, argv, &helped);
     if (status != SW_EXIT_OK || helped)

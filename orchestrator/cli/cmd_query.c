@@ -22,14 +22,6 @@ static const char help[] =
     "                     64 MiB.\n";
 
 /* Parses --timeout's argument: a number of seconds, 0 or more. */
-static bool parse_seconds(const char *s, double *out)
-{
-    char *end;
-
-    errno = 0;
-    *out = strtod(s, &end);
-    return *s && !*end && !errno && *out >= 0 && *out <= 1e9;
-}
 
 /* The options; *timeout is set only when given. */
 static int parse_options(int argc, char **argv, sw_table_format *fmt,
@@ -52,7 +44,7 @@ static int parse_options(int argc, char **argv, sw_table_format *fmt,
             *fmt = c == 'j' ? SW_TABLE_JSON : SW_TABLE_CSV;
         } else if (c != 't') {
             return sw_cli_usage("query", "unknown option");
-        } else if (!parse_seconds(optarg, timeout)) {
+        } else if (!sw_cli_parse_seconds(optarg, timeout)) {
             return sw_cli_usage("query",
                                 "--timeout wants seconds (0 for no limit), "
                                 "not '%s'",

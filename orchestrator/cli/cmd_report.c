@@ -65,10 +65,7 @@ static int parse(int argc, char **argv, report_opts *o, bool *helped)
         } else if (c == 'o') {
             o->plot = optarg;
         } else if (c == 't') {
-            errno = 0;
-            o->timeout = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !isfinite(o->timeout) ||
-                o->timeout < 0)
+            if (!sw_cli_parse_seconds(optarg, &o->timeout))
                 return sw_cli_usage("report",
                                     "--timeout wants seconds (0 for no "
                                     "limit), not '%s'",

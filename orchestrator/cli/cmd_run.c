@@ -155,24 +155,12 @@ static int status_of(int error)
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;
 }
 
-/* Where `--` stands in argv (what follows is the trial's command), or
- * argc when it does not. */
-static int double_dash(int argc, char **argv)
-{
-    int i;
-
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0)
-            return i;
-    return argc;
-}
-
 int sw_cmd_run(int argc, char **argv)
 {
     sw_engine_opts o = SW_ENGINE_OPTS_INIT;
     arg_list slurm = {NULL, 0};
     bool helped = false;
-    int dash = double_dash(argc, argv);
+    int dash = sw_cli_double_dash(argc, argv);
     int status = parse(&o, &slurm, dash, argv, "run", run_help, &helped);
 
     if (status != SW_EXIT_OK || helped)

@@ -118,12 +118,9 @@ static void print_git(const sw_value *git)
 /* "2026-12-01 23:10:56" in local time, for a person. */
 static void put_time(sw_buf *b, double t)
 {
-    time_t secs = (time_t)t;
-    struct tm tm;
     char text[64];
 
-    if (localtime_r(&secs, &tm) &&
-        strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm) > 0)
+    if (sw_cli_local_time(text, sizeof(text), t, true))
         sw_buf_puts(b, text);
     else
         sw_buf_printf(b, "%.3f", t);
