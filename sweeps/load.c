@@ -152,15 +152,6 @@ typedef struct {
     size_t *slots, mask;
 } key_index;
 
-static size_t key_hash(const char *s)
-{
-    size_t h = 1469598103934665603u; /* FNV-1a */
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
 static void key_index_init(key_index *ix, size_t n)
 {
     size_t cap = 8, i;
@@ -178,7 +169,7 @@ static void key_index_init(key_index *ix, size_t n)
 static size_t *key_slot(const key_index *ix, const sw_value *map,
                         const char *key)
 {
-    size_t h = key_hash(key) & ix->mask;
+    size_t h = sw_str_hash(key) & ix->mask;
 
     while (ix->slots[h] != SIZE_MAX &&
            strcmp(map->u.map.keys[ix->slots[h]], key) != 0)

@@ -147,6 +147,15 @@ void sw_value_map_set(sw_value *map, const char *key, sw_value *val)
     sw_value_map_append(map, sw_strdup(key), val);
 }
 
+size_t sw_str_hash(const char *s)
+{
+    size_t h = (size_t)1469598103934665603u; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * (size_t)1099511628211u;
+    return h;
+}
+
 void sw_value_map_append(sw_value *map, char *key, sw_value *val)
 {
     size_t cap = map->u.map.cap;

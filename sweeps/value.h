@@ -60,6 +60,9 @@ sw_value *sw_value_map(void);
 void sw_value_free(sw_value *v);
 sw_value *sw_value_clone(const sw_value *v);
 
+/* A hash of a string (FNV-1a), for the tables that index keys. */
+size_t sw_str_hash(const char *s);
+
 /* Appends `item` to a list; consumes `item`. */
 void sw_value_list_push(sw_value *list, sw_value *item);
 /* Sets `key` in a map, replacing (and freeing) any old value; consumes

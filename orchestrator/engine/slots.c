@@ -35,15 +35,6 @@ struct sw_slot_index {
     bool stale;
 };
 
-static size_t id_hash(const char *s)
-{
-    size_t h = 1469598103934665603u; /* FNV-1a */
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
 static void index_build(const sw_engine *e)
 {
     struct sw_slot_index *ix = e->slot_index;
@@ -61,7 +52,7 @@ static void index_build(const sw_engine *e)
     for (i = 0; i < e->n_slots; i++) {
         if (!e->slots[i]->rec.id)
             continue;
-        h = id_hash(e->slots[i]->rec.id) & ix->mask;
+        h = sw_str_hash(e->slots[i]->rec.id) & ix->mask;
         while (ix->at[h] != SIZE_MAX)
             h = (h + 1) & ix->mask;
         ix->at[h] = i;
@@ -77,7 +68,7 @@ static sw_slot *index_find(const sw_engine *e, const char *key)
 
     if (ix->stale)
         index_build(e);
-    for (h = id_hash(key) & ix->mask; (k = ix->at[h]) != SIZE_MAX;
+    for (h = sw_str_hash(key) & ix->mask; (k = ix->at[h]) != SIZE_MAX;
          h = (h + 1) & ix->mask)
         if (k < e->n_slots && e->slots[k]->rec.id &&
             strcmp(e->slots[k]->rec.id, key) == 0)

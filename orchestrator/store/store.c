@@ -184,7 +184,7 @@ int sw_store__fail_io(const sw_store *st, const char *what)
                         sqlite3_errmsg(st->db));
 }
 
-static double mono_now(void)
+double sw_store__now(void)
 {
     struct timespec ts;
 
@@ -197,7 +197,7 @@ static int read_progress(void *ud)
 {
     sw_store *st = ud;
 
-    if (mono_now() > st->r_deadline)
+    if (sw_store__now() > st->r_deadline)
         st->r_late = true;
     return st->r_late;
 }
@@ -206,7 +206,7 @@ void sw_store_read_limit(sw_store *st, double seconds)
 {
     st->r_late = false;
     st->r_limit = seconds > 0 ? seconds : 0;
-    st->r_deadline = mono_now() + st->r_limit;
+    st->r_deadline = sw_store__now() + st->r_limit;
     sqlite3_progress_handler(st->db, seconds > 0 ? 1000 : 0,
                              seconds > 0 ? read_progress : NULL, st);
 }

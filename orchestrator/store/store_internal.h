@@ -67,6 +67,8 @@ struct sw_store {
 int sw_store__bind_str(sqlite3_stmt *s, int i, const char *v);
 char *sw_store__col_str(sqlite3_stmt *s, int i);
 int sw_store__fail_io(const sw_store *st, const char *what);
+/* CLOCK_MONOTONIC in seconds, for the deadlines of reads and queries. */
+double sw_store__now(void);
 int sw_store__prepare(const sw_store *st, const char *sql, sqlite3_stmt **s,
                       const char *what);
 /* The same error with SQLite's code mapped to SW_E* (a constraint is

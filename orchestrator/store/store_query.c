@@ -121,21 +121,13 @@ static void warm_up(sqlite3 *db)
     }
 }
 
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The progress handler: non-zero (SQLite then interrupts the statement)
  * once the running query is past its deadline. */
 static int query_progress(void *ud)
 {
     sw_store *st = ud;
 
-    if (st->q_deadline > 0 && now() > st->q_deadline)
+    if (st->q_deadline > 0 && sw_store__now() > st->q_deadline)
         st->q_late = true;
     return st->q_late;
 }
@@ -325,7 +317,8 @@ int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
     if ((error = query_open(st)) < 0)
         return error;
     st->q_late = false;
-    st->q_deadline = query_limit(st) > 0 ? now() + query_limit(st) : 0;
+    st->q_deadline =
+        query_limit(st) > 0 ? sw_store__now() + query_limit(st) : 0;
     if ((error = query_prepare(st, sql, &s)) < 0)
         goto done;
     error = query_rows(st, s, row, ctx);
