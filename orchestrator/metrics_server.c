@@ -26,6 +26,14 @@
  * waiting for the loop is never cut. A body declared over the limit is
  * answered 413 at once.
  *
+ * GET requests other than reports go to the options' `get` function (the
+ * dashboard: pages, assets, the JSON API), behind the view token when
+ * there is one. An event stream is a suspended connection with a cursor
+ * into a ring of the last events published: publish() resumes every
+ * stream waiting at the ring's end, and the reaper sends a heartbeat
+ * now and then so that a closed browser is noticed. A stream is never
+ * cut by the request deadline.
+ *
  * Only the SHA-256 of each run's token is kept (token.h): a request's
  * token is hashed and compared in constant time against every run's. The queue
  * is bounded overall and per run, so a flood from one trial gets 503 with
@@ -57,6 +65,9 @@
 #define PATH_SUFFIX "/metrics"
 #define RUN_ID_MAX 128
 #define TOKEN_MAX 256
+#define RING 4096        /* events kept for streams that reconnect */
+#define HEARTBEAT_S 15.0 /* a stream hears something at least this often */
+#define VIEW_COOKIE "sweep_view"
 
 typedef struct {
     char *run;
@@ -95,6 +106,25 @@ struct sw_metrics_report {
     sw_metrics_report *next_done; /* answered, to resume at flush */
 };
 
+/* One event stream: its connection and where it is in the ring. */
+typedef struct stream {
+    sw_metrics_server *srv;
+    struct MHD_Connection *conn;
+    unsigned long long next; /* the id of the next event to send */
+    size_t off;              /* bytes of it sent already */
+    unsigned long beat;      /* the heartbeat it last heard */
+    bool hello;              /* its `retry:` line went out */
+    bool suspended;          /* waits for publish(); only it resumes it */
+    struct stream *prev, *nxt;
+    struct stream *wake; /* in take_waiting()'s list */
+} stream;
+
+struct sw_http_get {
+    struct MHD_Connection *conn;
+    const char *path;
+    unsigned long long seq;
+};
+
 struct sw_metrics_server {
     struct MHD_Daemon *daemon;
     int port;
@@ -118,7 +148,19 @@ struct sw_metrics_server {
     bool reaping, quit;
     pthread_cond_t tick; /* wakes the reaper early: quit */
     sw_metrics_server_stats stats;
+    sw_http_get_fn get;
+    void *get_ctx;
+    char *view_token;
+    char *ring[RING];       /* event `id` at ring[id % RING] */
+    unsigned long long seq; /* the last event's id; 0: none yet */
+    unsigned long beat;     /* heartbeats so far */
+    double last_beat;       /* monotonic: when the last one went */
+    stream *streams;        /* every open one */
 };
+
+typedef struct stream stream;
+static stream *take_waiting(sw_metrics_server *s);
+static void wake(stream *list);
 
 /* ---- answers -------------------------------------------------------- */
 
@@ -375,6 +417,7 @@ static void *reap(void *arg)
     sw_metrics_server *s = arg;
     struct timespec until;
     double now, next;
+    stream *list;
     peer *p;
 
     pthread_mutex_lock(&s->lock);
@@ -389,6 +432,17 @@ static void *reap(void *arg)
             if (!p->cut && !p->waiting)
                 cut(s, p);
         }
+        if (s->streams && now - s->last_beat >= HEARTBEAT_S) {
+            s->beat++;
+            s->last_beat = now;
+            list = take_waiting(s);
+            pthread_mutex_unlock(&s->lock);
+            wake(list);
+            pthread_mutex_lock(&s->lock);
+            continue;
+        }
+        if (next > s->last_beat + HEARTBEAT_S)
+            next = s->last_beat + HEARTBEAT_S;
         next += 0.01; /* past it, not a hair before */
         until.tv_sec = (time_t)next;
         until.tv_nsec = (long)((next - (double)until.tv_sec) * 1e9);
@@ -517,6 +571,288 @@ static const char *why(int status)
     return "error";
 }
 
+/* ---- GET: pages and event streams ----------------------------------- */
+
+const char *sw_http_get_path(const sw_http_get *g)
+{
+    return g->path;
+}
+
+const char *sw_http_get_arg(const sw_http_get *g, const char *name)
+{
+    return MHD_lookup_connection_value(g->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+unsigned long long sw_http_get_seq(const sw_http_get *g)
+{
+    return g->seq;
+}
+
+/* Whether `a` equals the view token, in time that does not depend on
+ * where they differ. */
+static bool is_view_token(const sw_metrics_server *s, const char *a)
+{
+    size_t n = strlen(s->view_token), i;
+    unsigned char d = 0;
+
+    if (!a || strlen(a) != n)
+        return false;
+    for (i = 0; i < n; i++)
+        d |= (unsigned char)(a[i] ^ s->view_token[i]);
+    return d == 0;
+}
+
+/* Copies what `st` has not sent yet into buf: its retry line, a reset
+ * when it fell behind the ring, the events, else a heartbeat. Under the
+ * lock. */
+static size_t fill(sw_metrics_server *s, stream *st, char *buf, size_t max)
+{
+    static const char hello[] = "retry: 2000\n\n", ping[] = ": ping\n\n",
+                      reset[] = "event: reset\ndata: {}\n\n";
+    size_t n = 0, len, k;
+    const char *m;
+
+    if (!st->hello && max >= sizeof(hello)) {
+        memcpy(buf, hello, (n = sizeof(hello) - 1));
+        st->hello = true;
+    }
+    if (s->seq >= RING && st->next <= s->seq - RING &&
+        max - n >= sizeof(reset)) {
+        memcpy(buf + n, reset, sizeof(reset) - 1);
+        n += sizeof(reset) - 1;
+        st->next = s->seq + 1, st->off = 0;
+    }
+    while (st->next <= s->seq && n < max) {
+        m = s->ring[st->next % RING];
+        len = strlen(m) - st->off;
+        k = len < max - n ? len : max - n;
+        memcpy(buf + n, m + st->off, k);
+        n += k;
+        st->off += k;
+        if (k < len)
+            break;
+        st->next++, st->off = 0;
+    }
+    if (n == 0 && st->beat != s->beat && max >= sizeof(ping)) {
+        memcpy(buf, ping, (n = sizeof(ping) - 1));
+        st->beat = s->beat;
+    }
+    return n;
+}
+
+/* libmicrohttpd asks for more of a stream: what there is, else the
+ * connection is suspended until publish() (or a heartbeat, or free())
+ * resumes it. Resumed only once it is suspended, by whoever clears
+ * `suspended`: here, when something arrived in between. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    stream *st = cls;
+    sw_metrics_server *s = st->srv;
+    size_t n;
+    bool again;
+
+    (void)pos;
+    pthread_mutex_lock(&s->lock);
+    n = fill(s, st, buf, max);
+    again = s->closing;
+    pthread_mutex_unlock(&s->lock);
+    if (n)
+        return (ssize_t)n;
+    if (again)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    MHD_suspend_connection(st->conn);
+    pthread_mutex_lock(&s->lock);
+    st->suspended = true;
+    again = st->next <= s->seq || st->beat != s->beat || s->closing;
+    if (again)
+        st->suspended = false;
+    pthread_mutex_unlock(&s->lock);
+    if (again)
+        MHD_resume_connection(st->conn);
+    return 0;
+}
+
+static void stream_free(void *cls)
+{
+    stream *st = cls;
+    sw_metrics_server *s = st->srv;
+
+    pthread_mutex_lock(&s->lock);
+    if (st->prev)
+        st->prev->nxt = st->nxt;
+    else
+        s->streams = st->nxt;
+    if (st->nxt)
+        st->nxt->prev = st->prev;
+    s->stats.streams--;
+    pthread_mutex_unlock(&s->lock);
+    free(st);
+}
+
+/* Takes every stream that waits (for publish, a heartbeat, free()) off
+ * waiting, under the lock; wake() then resumes them outside it, so that
+ * our lock is never held into libmicrohttpd's. A stream taken stays
+ * suspended, so open, until wake() resumes it. */
+static stream *take_waiting(sw_metrics_server *s)
+{
+    stream *st, *list = NULL;
+
+    for (st = s->streams; st; st = st->nxt) {
+        if (!st->suspended)
+            continue;
+        st->suspended = false;
+        st->wake = list;
+        list = st;
+    }
+    return list;
+}
+
+static void wake(stream *list)
+{
+    stream *next;
+
+    for (; list; list = next) {
+        next = list->wake; /* list may be gone once resumed */
+        MHD_resume_connection(list->conn);
+    }
+}
+
+void sw_metrics_server_publish(sw_metrics_server *s, const char *name,
+                               const char *json)
+{
+    stream *list;
+    char *m;
+
+    pthread_mutex_lock(&s->lock);
+    m = sw_aprintf("id: %llu\nevent: %s\ndata: %s\n\n", s->seq + 1, name, json);
+    s->seq++;
+    free(s->ring[s->seq % RING]);
+    s->ring[s->seq % RING] = m;
+    list = take_waiting(s);
+    pthread_mutex_unlock(&s->lock);
+    wake(list);
+}
+
+/* Where a stream starts: after the Last-Event-ID (or `since`) it gives,
+ * when that is not in the future; else after the last event. */
+static unsigned long long stream_start(const sw_http_get *g)
+{
+    const char *h =
+        MHD_lookup_connection_value(g->conn, MHD_HEADER_KIND, "Last-Event-ID");
+    unsigned long long n;
+    char *end;
+
+    if (!h)
+        h = sw_http_get_arg(g, "since");
+    if (!h || !*h)
+        return g->seq + 1;
+    errno = 0;
+    n = strtoull(h, &end, 10);
+    if (errno || *end || n > g->seq)
+        return g->seq + 1;
+    return n + 1;
+}
+
+static enum MHD_Result open_stream(sw_metrics_server *s, sw_metrics_report *r,
+                                   const sw_http_get *g)
+{
+    stream *st = sw_calloc(1, sizeof(*st));
+    struct MHD_Response *resp;
+    enum MHD_Result ok;
+
+    st->srv = s;
+    st->conn = r->conn;
+    st->next = stream_start(g);
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+                                             stream_read, st, stream_free);
+    if (!resp) {
+        free(st);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    pthread_mutex_lock(&s->lock);
+    st->beat = s->beat;
+    st->nxt = s->streams;
+    if (s->streams)
+        s->streams->prev = st;
+    s->streams = st;
+    s->stats.streams++;
+    if (r->peer)
+        r->peer->waiting = true; /* held open on purpose: never cut */
+    pthread_mutex_unlock(&s->lock);
+    ok = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+/* The headers every page and API answer carries: nothing of it may be
+ * framed or sniffed, and scripts come only from this server. */
+static void page_headers(struct MHD_Response *resp, const sw_http_reply *out)
+{
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            out->type ? out->type : "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            out->immutable ? "max-age=86400" : "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'self'; style-src 'self' "
+                            "'unsafe-inline'; img-src 'self' data:");
+}
+
+/* A GET the dashboard answers: checked against the view token, then
+ * handed to `get`. A good `?token=` also sets the cookie, so the page's
+ * own requests need not carry it. */
+static enum MHD_Result serve_get(sw_metrics_server *s, sw_metrics_report *r,
+                                 const char *url)
+{
+    sw_http_get g = {r->conn, url, 0};
+    sw_http_reply out = {0};
+    struct MHD_Response *resp;
+    const char *arg = NULL;
+    enum MHD_Result ok;
+    char *cookie;
+
+    pthread_mutex_lock(&s->lock);
+    g.seq = s->seq;
+    s->stats.pages++;
+    pthread_mutex_unlock(&s->lock);
+    if (s->view_token) {
+        arg = sw_http_get_arg(&g, "token");
+        if (!is_view_token(s, arg) &&
+            !is_view_token(s, MHD_lookup_connection_value(
+                                  r->conn, MHD_COOKIE_KIND, VIEW_COOKIE)))
+            return respond(r->conn, MHD_HTTP_UNAUTHORIZED, false,
+                           "this dashboard needs its view token: open the "
+                           "URL sweep printed, with its ?token=");
+    }
+    s->get(s->get_ctx, &g, &out);
+    if (out.stream)
+        return open_stream(s, r, &g);
+    resp = MHD_create_response_from_buffer(out.len, (void *)out.data,
+                                           out.owned ? MHD_RESPMEM_MUST_FREE
+                                                     : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        if (out.owned)
+            free((void *)out.data);
+        return MHD_NO;
+    }
+    page_headers(resp, &out);
+    if (arg && is_view_token(s, arg)) {
+        cookie = sw_aprintf(VIEW_COOKIE "=%s; Path=/; HttpOnly; "
+                                        "SameSite=Strict",
+                            s->view_token);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+        free(cookie);
+    }
+    ok = MHD_queue_response(r->conn,
+                            out.status ? (unsigned int)out.status : 200u, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
 /* A whole request has arrived: answer what is wrong with it, or hand it
  * to the loop; libmicrohttpd calls again once it is answered. */
 static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
@@ -524,6 +860,13 @@ static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
 {
     int error;
 
+    if (s->get && !run_of(url, r->run) && strncmp(url, "/v1/", 4) != 0) {
+        if (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+            strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
+            return serve_get(s, r, url);
+        return respond(r->conn, MHD_HTTP_METHOD_NOT_ALLOWED, false,
+                       "the dashboard only reads: GET");
+    }
     if (!run_of(url, r->run))
         return respond(r->conn, MHD_HTTP_NOT_FOUND, false,
                        "no such endpoint: POST " PATH_PREFIX
@@ -877,6 +1220,11 @@ int sw_metrics_server_new(sw_metrics_server **out,
     s->body_limit = o->body_limit ? o->body_limit : SW_METRICS_BODY_LIMIT;
     s->queue_limit = o->queue_limit ? o->queue_limit : 4096;
     s->run_limit = o->run_limit ? o->run_limit : 64;
+    s->get = o->version >= 2 ? o->get : NULL;
+    s->get_ctx = o->version >= 2 ? o->get_ctx : NULL;
+    s->view_token =
+        o->version >= 2 && o->view_token ? sw_strdup(o->view_token) : NULL;
+    s->last_beat = mono_now();
     fit_descriptors(s);
     s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->efd < 0) {
@@ -931,13 +1279,16 @@ static void stop_reaper(sw_metrics_server *s)
 void sw_metrics_server_free(sw_metrics_server *s)
 {
     sw_metrics_report *r, *next;
+    stream *list;
     size_t i;
 
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
-    s->closing = true; /* a report still on its way answers itself */
+    s->closing = true;      /* a report still on its way answers itself */
+    list = take_waiting(s); /* and each stream ends */
     pthread_mutex_unlock(&s->lock);
+    wake(list);
     for (r = sw_metrics_server_take(s); r; r = next) {
         next = r->next;
         sw_metrics_report_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, false,
@@ -951,6 +1302,9 @@ void sw_metrics_server_free(sw_metrics_server *s)
         free(s->grants[i].run);
     }
     free(s->grants);
+    for (i = 0; i < RING; i++)
+        free(s->ring[i]);
+    free(s->view_token);
     free(s->base);
     free(s->listen);
     if (s->efd >= 0)
@@ -968,6 +1322,11 @@ int sw_metrics_server_port(const sw_metrics_server *s)
 char *sw_metrics_server_run_url(const sw_metrics_server *s, const char *run_id)
 {
     return sw_aprintf("%s" PATH_PREFIX "%s" PATH_SUFFIX, s->base, run_id);
+}
+
+const char *sw_metrics_server_base(const sw_metrics_server *s)
+{
+    return s->base;
 }
 
 int sw_metrics_server_fd(const sw_metrics_server *s)

@@ -22,6 +22,33 @@
 typedef struct sw_metrics_server sw_metrics_server;
 typedef struct sw_metrics_report sw_metrics_report;
 
+/* ---- GET: what the server answers besides reports ------------------ *
+ * A GET request (path and query arguments, borrowed for the call) is
+ * handed to the `get` function of the options on one of the server's
+ * threads; it fills in the reply. A reply that asks for `stream` becomes
+ * a text/event-stream of every event published from then on (or from
+ * the request's Last-Event-ID or `since` argument, while the server
+ * still holds it), held open until the server stops. */
+typedef struct sw_http_get sw_http_get;
+const char *sw_http_get_path(const sw_http_get *g);
+/* A query argument, decoded; NULL when absent. */
+const char *sw_http_get_arg(const sw_http_get *g, const char *name);
+/* The id of the last event published when the request arrived: what it
+ * reads from the store includes at least every event up to it. */
+unsigned long long sw_http_get_seq(const sw_http_get *g);
+
+typedef struct {
+    int status;       /* HTTP status; 0: 200 */
+    const char *type; /* Content-Type; NULL: application/json */
+    const char *data; /* the body */
+    size_t len;       /* its length */
+    bool owned;       /* `data` came from malloc: the server frees it */
+    bool immutable;   /* may be cached (an embedded asset) */
+    bool stream;      /* the event stream; `data` is ignored */
+} sw_http_reply;
+typedef void (*sw_http_get_fn)(void *ctx, const sw_http_get *req,
+                               sw_http_reply *out);
+
 typedef struct {
     unsigned int version;
     const char *listen; /* "ADDR:PORT" (PORT 0: any); NULL: 127.0.0.1:0 */
@@ -36,13 +63,19 @@ typedef struct {
                                      0: a quarter of max_connections */
     double request_deadline;      /* seconds for a whole request, from when
                                      its connection could send it; 0: 20 */
+    sw_http_get_fn get; /* answers GET requests (the dashboard, site.h);
+                           NULL: only the metrics endpoint */
+    void *get_ctx;
+    const char *view_token; /* what a GET must carry (`?token=`, or the
+                               cookie the first answer sets); NULL: none */
 } sw_metrics_server_opts;
 
 #define SW_METRICS_BODY_LIMIT (1u << 20)
-#define SW_METRICS_SERVER_OPTS_VERSION 1
+#define SW_METRICS_SERVER_OPTS_VERSION 2
 #define SW_METRICS_SERVER_OPTS_INIT                                            \
     {                                                                          \
-        SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0, 0, 0              \
+        SW_METRICS_SERVER_OPTS_VERSION, NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, \
+            NULL                                                               \
     }
 
 /* Starts serving: new() then listen(). SW_EINVALID for a malformed
@@ -98,12 +131,24 @@ void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
                               const char *message);
 void sw_metrics_server_flush(sw_metrics_server *s);
 
+/* Sends one event to every open event stream: `name` (a word) and
+ * `json` (one line) become an SSE message with the next id. The last
+ * few thousand stay, for a stream that reconnects; one that fell
+ * further behind is sent `reset` and reloads. Thread-safe. */
+void sw_metrics_server_publish(sw_metrics_server *s, const char *name,
+                               const char *json);
+
+/* "http://host:port", the address trials and browsers are told. */
+const char *sw_metrics_server_base(const sw_metrics_server *s);
+
 /* Counters, for tests and benchmarks. */
 typedef struct {
     unsigned long long requests, accepted, refused, busy;
     unsigned long long cut;         /* connections shut: past the deadline,
                                        or to make room */
     unsigned long long turned_away; /* connections refused: no room */
+    unsigned long long pages;       /* GET requests answered */
+    unsigned long long streams;     /* event streams open now */
 } sw_metrics_server_stats;
 void sw_metrics_server_stats_get(sw_metrics_server *s,
                                  sw_metrics_server_stats *out);

@@ -31,6 +31,8 @@ static const sw_cli_command commands[] = {
      "the GPUs and MIG slices sweep sees, and what a sweep fits on them"},
     {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
      "the exact code a run started with, and how to run it again"},
+    {"ui", sw_cmd_ui, "[SWEEP] [--listen ADDR:PORT]",
+     "the dashboard in a browser, for sweeps that have ended"},
     {"export", sw_cmd_export, "wandb SWEEP --entity E --project P",
      "the sweep's runs in Weights & Biases (--dry-run prints them)"},
 };

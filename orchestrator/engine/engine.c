@@ -30,6 +30,7 @@
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
+#include "orchestrator/ui/site.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"
 #include "search/stopping.h"
@@ -131,6 +132,8 @@ void sw_engine__dispose(sw_engine *e)
         sw_trial_dispose(&e->tells[i].trial);
     free(e->tells);
     sw_metrics_server_free(e->server); /* answers what still waits: 503 */
+    sw_site_free(e->site);
+    free(e->view_token);
     sw_stopper_free(e->stopper);
     sw_engine__gpus_free(e);
     free(e->listen);
@@ -342,6 +345,7 @@ static int start(sw_engine *e, const sw_engine_opts *o)
         e->server = NULL;
         return sw_engine__run_sim(e);
     }
+    sw_engine__say_dashboard(e);
     e->serve = true;
     e->listen = o->listen ? sw_strdup(o->listen) : NULL;
     return sw_engine__run_uv(e);

@@ -179,6 +179,9 @@ struct sw_engine {
     sw_sweep_rec sweep;
     sw_provenance *prov;       /* git provenance; NULL outside a repository */
     sw_metrics_server *server; /* NULL: trials report on stdout only */
+    struct sw_site *site;      /* the dashboard it serves; NULL: none */
+    char *view_token;          /* what a browser must show (--listen off
+                                  loopback); NULL: none needed */
     sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
     uint64_t stop_generation;  /* the stopper's, at the last full check */
     bool serve;                /* start the metrics server at begin() */
@@ -402,6 +405,12 @@ void sw_engine__output_changed(void *slot);
  *   - grant() and revoke() a slot's token; metrics_url() is where the
  *     trial in `s` reports (the caller frees; NULL without a server). */
 int sw_engine__start_server(sw_engine *e, const char *listen);
+
+/* live.c: the dashboard's feed. live_event() is the consumer that
+ * publishes every event but ticks on the server's stream;
+ * say_dashboard() prints the one line `dashboard: URL`. */
+int sw_engine__live_event(void *ctx, const sw_event *ev);
+void sw_engine__say_dashboard(sw_engine *e);
 /* Before the first launch: warns when trials may run on other machines
  * (the executor places them) and the server is on a loopback address. */
 void sw_engine__warn_loopback(sw_engine *e);

@@ -17,6 +17,7 @@
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
+#include "orchestrator/ui/site.h"
 
 /* ---- the server ----------------------------------------------------- */
 
@@ -123,6 +124,18 @@ void sw_engine__warn_loopback(sw_engine *e)
         port);
 }
 
+/* Off loopback, anyone who reaches the port could read the sweep: the
+ * dashboard then asks for a token, printed with its URL. */
+static int new_view_token(sw_engine *e)
+{
+    char token[SW_CONTRACT_TOKEN_LEN + 1];
+    int error = sw_contract_new_token(token);
+
+    if (!error)
+        e->view_token = sw_strdup(token);
+    return error;
+}
+
 int sw_engine__start_server(sw_engine *e, const char *listen)
 {
     sw_metrics_server_opts o = SW_METRICS_SERVER_OPTS_INIT;
@@ -131,8 +144,15 @@ int sw_engine__start_server(sw_engine *e, const char *listen)
 
     o.listen = listen;
     o.prefer_port = listen ? 0 : previous_port(e);
+    e->site = sw_site_new(sw_engine_home());
+    o.get = sw_site_get;
+    o.get_ctx = e->site;
+    if (!loopback(listen) && (error = new_view_token(e)) != SW_OK)
+        return error;
+    o.view_token = e->view_token;
     if ((error = sw_metrics_server_new(&e->server, &o)) != SW_OK)
         return error;
+    sw_engine__subscribe(e, sw_engine__live_event, e);
     for (i = 0; i < e->n_slots; i++)
         readopt(e, e->slots[i]);
     if ((error = sw_metrics_server_listen(e->server)) != SW_OK) {
