@@ -1329,6 +1329,24 @@ const char *sw_metrics_server_base(const sw_metrics_server *s)
     return s->base;
 }
 
+char *sw_metrics_server_view_url(const sw_metrics_server *s, const char *token,
+                                 const char *fragment)
+{
+    const char *host = strstr(s->base, "://") + 3, *rest;
+    char name[256];
+
+    rest = host[0] == '[' ? strchr(host, ']') + 1 : strrchr(host, ':');
+    if ((strncmp(host, "0.0.0.0:", 8) == 0 || strncmp(host, "[::]:", 5) == 0) &&
+        gethostname(name, sizeof(name) - 1) == 0) {
+        name[sizeof(name) - 1] = '\0';
+        return sw_aprintf("http://%s%s/%s%s#/%s", name, rest,
+                          token ? "?token=" : "", token ? token : "",
+                          fragment ? fragment : "");
+    }
+    return sw_aprintf("%s/%s%s#/%s", s->base, token ? "?token=" : "",
+                      token ? token : "", fragment ? fragment : "");
+}
+
 int sw_metrics_server_fd(const sw_metrics_server *s)
 {
     return s->efd;

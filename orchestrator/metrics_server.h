@@ -138,8 +138,13 @@ void sw_metrics_server_flush(sw_metrics_server *s);
 void sw_metrics_server_publish(sw_metrics_server *s, const char *name,
                                const char *json);
 
-/* "http://host:port", the address trials and browsers are told. */
+/* "http://host:port", the address trials are told. */
 const char *sw_metrics_server_base(const sw_metrics_server *s);
+/* The dashboard's URL for a person: the base (this host's name for a
+ * wildcard address), `?token=` when given, and `#/fragment`. The caller
+ * frees it. */
+char *sw_metrics_server_view_url(const sw_metrics_server *s, const char *token,
+                                 const char *fragment);
 
 /* Counters, for tests and benchmarks. */
 typedef struct {

@@ -7,7 +7,7 @@
 # under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/install-deps
+bash .ci/install-deps --browser
 
 echo "== clang-format"
 unformatted=$(git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror 2>&1 | grep -o '^[^:]*\.[ch]' | sort -u || true)

@@ -68,6 +68,7 @@ static int serve(const char *listen, const char *id)
     char token[SW_CONTRACT_TOKEN_LEN + 1];
     sw_metrics_server *srv = NULL;
     sw_site *site = sw_site_new(sw_engine_home());
+    char *where, *url;
     sigset_t set;
     int sig = 0;
 
@@ -91,10 +92,12 @@ static int serve(const char *listen, const char *id)
         sw_site_free(site);
         return SW_EXIT_FAIL;
     }
-    printf("dashboard: %s/%s%s#/%s%s\n", sw_metrics_server_base(srv),
-           o.view_token ? "?token=" : "", o.view_token ? o.view_token : "",
-           id ? "sweep/" : "", id ? id : "");
+    where = id ? sw_aprintf("sweep/%s", id) : NULL;
+    url = sw_metrics_server_view_url(srv, o.view_token, where);
+    printf("dashboard: %s\n", url);
     fflush(stdout);
+    free(url);
+    free(where);
     sigwait(&set, &sig);
     sw_metrics_server_free(srv);
     sw_site_free(site);

@@ -139,10 +139,13 @@ int sw_engine__live_event(void *ctx, const sw_event *ev)
 
 void sw_engine__say_dashboard(sw_engine *e)
 {
+    char *where, *url;
+
     if (!e->server || !e->sweep.id)
         return;
-    sw_engine__notice(e, SW_NOTICE_INFO, "dashboard: %s/%s%s#/sweep/%s",
-                      sw_metrics_server_base(e->server),
-                      e->view_token ? "?token=" : "",
-                      e->view_token ? e->view_token : "", e->sweep.id);
+    where = sw_aprintf("sweep/%s", e->sweep.id);
+    url = sw_metrics_server_view_url(e->server, e->view_token, where);
+    sw_engine__notice(e, SW_NOTICE_RESULT, "dashboard: %s", url);
+    free(url);
+    free(where);
 }

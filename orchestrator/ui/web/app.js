@@ -1,0 +1,859 @@
+/*
+ * app.js - sweep's dashboard (docs/dashboard.md): the list of sweeps, one
+ * sweep's page (runs, curves, parallel coordinates, best so far, GPU
+ * lanes, failures, report figures) and two sweeps side by side.
+ *
+ * Data: the JSON API under /api/v1/ once, then the event stream
+ * /api/v1/events from the `seq` the API answered with, applied
+ * idempotently (a run event carries the whole run; a value that is
+ * already on its curve is skipped). Charts are d3 (Debian's libjs-d3):
+ * SVG where a test or a person needs to find an element (a curve, a
+ * stop mark, a lane's bar), canvas where there are thousands of lines
+ * (parallel coordinates).
+ *
+ * Stable hooks (the contract in docs/dashboard.md): each run's row
+ * carries data-run and data-state; each curve data-curve (and
+ * data-points); a stopped run's mark data-stopped-at.
+ */
+(function () {
+  "use strict";
+
+  var API = "/api/v1/";
+  var STATES = ["pending", "running", "paused", "finished", "failed", "stopped", "canceled"];
+  var MAX_CURVES = 30;
+  var state = null;   /* the page's model; null on the list */
+  var source = null;  /* the EventSource */
+  var color = d3.scale.category10();
+
+  /* ---- small helpers ------------------------------------------------ */
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function esc(s) {
+    return String(s == null ? "" : s).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  function num(v) {
+    if (v == null || typeof v !== "number" || !isFinite(v)) return "";
+    if (Number.isInteger(v)) return String(v);
+    var a = Math.abs(v);
+    return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(3) : String(+v.toPrecision(5));
+  }
+  function dur(s) {
+    if (s == null || !isFinite(s) || s < 0) return "";
+    if (s < 60) return s.toFixed(1) + " s";
+    if (s < 3600) return (s / 60).toFixed(1) + " min";
+    return (s / 3600).toFixed(2) + " h";
+  }
+  function when(t) { return t ? new Date(t * 1000).toLocaleString() : ""; }
+  function flat(obj, prefix, out) {
+    out = out || {};
+    Object.keys(obj || {}).forEach(function (k) {
+      var v = obj[k], key = prefix ? prefix + "." + k : k;
+      if (v && typeof v === "object" && !Array.isArray(v)) flat(v, key, out);
+      else out[key] = v;
+    });
+    return out;
+  }
+  function short(params) {
+    var f = flat(params);
+    return Object.keys(f).map(function (k) {
+      var v = f[k];
+      return k + "=" + (typeof v === "number" ? num(v) : JSON.stringify(v));
+    }).join(" ");
+  }
+  function get(path) {
+    return fetch(API + path, { credentials: "same-origin" }).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error(j.error || r.statusText);
+        return j;
+      });
+    });
+  }
+  function now() { return Date.now() / 1000; }
+  function setLive(on, text) {
+    var el = $("#live");
+    el.className = "live " + (on ? "on" : "off");
+    $("#live-text").textContent = text;
+  }
+  function throttle(fn, ms) {
+    var due = null;
+    return function () {
+      if (due) return;
+      due = setTimeout(function () { due = null; fn(); }, ms);
+    };
+  }
+  function closeStream() {
+    if (source) source.close();
+    source = null;
+  }
+
+  /* ---- routing ------------------------------------------------------ */
+
+  function route() {
+    var h = location.hash.replace(/^#\/?/, "").split("/");
+    closeStream();
+    state = null;
+    if (h[0] === "sweep" && h[1]) return sweepPage(decodeURIComponent(h[1]));
+    if (h[0] === "compare" && h[1] && h[2])
+      return comparePage(decodeURIComponent(h[1]), decodeURIComponent(h[2]));
+    return listPage();
+  }
+
+  function crumbs(html) { $("#crumbs").innerHTML = html; }
+  function fail(err) {
+    $("#app").innerHTML = '<p class="error">' + esc(err.message || err) + "</p>";
+  }
+
+  /* ---- the list of sweeps ------------------------------------------- */
+
+  function listPage() {
+    crumbs("sweeps");
+    setLive(false, "");
+    get("sweeps").then(function (j) {
+      var rows = j.sweeps || [];
+      var html = '<h2>Sweeps <small>' + rows.length + ' in this home</small></h2>' +
+        '<div class="toolbar"><button id="cmp" disabled>compare the two checked</button></div>' +
+        '<table id="sweeps"><thead><tr><th></th><th>sweep</th><th>name</th><th>method</th>' +
+        '<th>state</th><th>runs</th><th>best</th><th>metric</th><th>created</th></tr></thead><tbody>';
+      rows.forEach(function (s) {
+        var states = Object.keys(s.states || {}).map(function (k) { return s.states[k] + " " + k; }).join(", ");
+        html += '<tr data-sweep="' + esc(s.id) + '" data-state="' + esc(s.state) + '">' +
+          '<td><input type="checkbox" value="' + esc(s.id) + '"></td>' +
+          '<td><a href="#/sweep/' + esc(s.id) + '">' + esc(s.id) + "</a></td>" +
+          "<td>" + esc(s.name) + "</td><td>" + esc(s.method) + "</td>" +
+          '<td><span class="state s-' + esc(s.state) + '">' + esc(s.state) + "</span></td>" +
+          '<td title="' + esc(states) + '">' + s.runs + "</td>" +
+          '<td class="num">' + num(s.best) + "</td><td>" + esc(s.metric) + (s.goal ? " (" + esc(s.goal) + ")" : "") +
+          "</td><td>" + when(s.created_at) + "</td></tr>";
+      });
+      $("#app").innerHTML = html + "</tbody></table>" +
+        (rows.length ? "" : '<p class="muted">No sweeps yet: <code>sweep run FILE</code> makes one.</p>');
+      var boxes = [].slice.call(document.querySelectorAll("#sweeps input"));
+      boxes.forEach(function (b) {
+        b.onchange = function () {
+          var on = boxes.filter(function (x) { return x.checked; });
+          $("#cmp").disabled = on.length !== 2;
+        };
+      });
+      $("#cmp").onclick = function () {
+        var on = boxes.filter(function (x) { return x.checked; });
+        location.hash = "#/compare/" + on[0].value + "/" + on[1].value;
+      };
+    }).catch(fail);
+  }
+
+  /* ---- one sweep: the model ----------------------------------------- */
+
+  function newModel(id) {
+    return {
+      id: id, sweep: null, report: null, runs: {}, order: [], metric: null,
+      maximize: false, sort: { key: "idx", asc: true }, filter: "",
+      selected: {}, autoSelect: true, curveMetric: null, xBy: "step",
+      series: {}, names: [], gpus: null, notices: [], rowsDirty: true
+    };
+  }
+
+  function better(m, a, b) { return m.maximize ? a > b : a < b; }
+
+  function upsertRun(m, r) {
+    var old = m.runs[r.id];
+    if (old && old.step != null && r.step == null) r.step = old.step;
+    if (!old) m.order.push(r.id);
+    m.runs[r.id] = r;
+  }
+
+  /* A value from the stream: the run's value and step, and its curve. */
+  function applyValue(m, ev) {
+    var r = m.runs[ev.run];
+    if (!r) return false;
+    if (ev.step != null && (r.step == null || ev.step > r.step)) r.step = ev.step;
+    if (ev.name === m.metric && ev.value != null) r.value = ev.value;
+    var s = m.series[ev.run];
+    if (ev.name === m.curveMetric && s) {
+      var last = s[s.length - 1];
+      if (!last || ev.step == null || last[0] == null || ev.step > last[0] ||
+          (ev.step === last[0] && ev.time > last[2] + 1e-3 && last[1] !== ev.value))
+        s.push([ev.step, ev.value, ev.time]);
+    }
+    return true;
+  }
+
+  /* ---- one sweep: the page ------------------------------------------ */
+
+  function sweepPage(id) {
+    var m = state = newModel(id);
+    crumbs('<a href="#/">sweeps</a> / ' + esc(id));
+    $("#app").innerHTML = '<p class="muted">loading ' + esc(id) + "…</p>";
+    Promise.all([get("sweeps/" + encodeURIComponent(id)),
+                 get("sweeps/" + encodeURIComponent(id) + "/runs"),
+                 get("sweeps/" + encodeURIComponent(id) + "/names")])
+      .then(function (res) {
+        if (state !== m) return;
+        m.sweep = res[0].sweep;
+        m.report = res[0].report;
+        m.metric = m.sweep.metric;
+        m.maximize = m.sweep.goal === "maximize";
+        m.curveMetric = m.metric || (res[2].names || [])[0] || null;
+        m.names = res[2].names || [];
+        (res[1].runs || []).forEach(function (r) { upsertRun(m, r); });
+        m.seq = Math.min(res[0].seq, res[1].seq);
+        m.sort = m.metric ? { key: "value", asc: !m.maximize } : { key: "idx", asc: true };
+        layout(m);
+        renderAll(m);
+        loadCurves(m);
+        loadGpus(m);
+        loadFailures(m);
+        follow(m);
+      }).catch(fail);
+  }
+
+  function layout(m) {
+    var s = m.sweep;
+    $("#app").innerHTML =
+      '<h2>Sweep ' + esc(s.id) + (s.name ? " <small>" + esc(s.name) + "</small>" : "") + "</h2>" +
+      '<div class="facts" id="facts"></div>' +
+      '<div id="notices"></div>' +
+      '<h2>Runs <small id="runs-count"></small></h2>' +
+      '<div class="toolbar"><input type="search" id="filter" placeholder="filter: state, id, param=value…">' +
+      '<span class="muted">click a row to add or remove its curve</span></div>' +
+      '<div class="scroll" id="runs-wrap"><table id="runs"><thead></thead><tbody></tbody></table></div>' +
+      '<div class="grid">' +
+      '<div class="panel"><h2>Learning curves <small id="curve-note"></small></h2>' +
+      '<div class="toolbar"><select id="curve-metric"></select>' +
+      '<select id="curve-x"><option value="step">x: step</option><option value="time">x: time</option></select></div>' +
+      '<svg id="curves" width="100%" height="300"></svg><div class="legend" id="curve-legend"></div></div>' +
+      '<div class="panel"><h2>Best so far <small>' + esc(m.metric || "no metric") + '</small></h2>' +
+      '<svg id="best" width="100%" height="300"></svg></div>' +
+      '<div class="panel"><h2>Parameters against the value</h2><div class="pc-wrap" id="pc"></div></div>' +
+      '<div class="panel"><h2>GPUs over time <small id="gpu-note"></small></h2><svg id="lanes" width="100%" height="120"></svg></div>' +
+      "</div>" +
+      '<div class="grid"><div class="panel"><h2>Failed runs <small id="fail-count"></small></h2><div id="failures"></div></div>' +
+      '<div class="panel"><h2>Report <small>as sweep report computes it</small></h2><div id="report"></div></div></div>';
+    $("#filter").oninput = function () { m.filter = this.value; m.rowsDirty = true; renderRows(m); };
+    $("#curve-x").onchange = function () { m.xBy = this.value; drawCurves(m); };
+    $("#curve-metric").onchange = function () { m.curveMetric = this.value; m.series = {}; loadCurves(m); };
+  }
+
+  function renderAll(m) {
+    renderFacts(m);
+    m.rowsDirty = true;
+    renderRows(m);
+    drawBest(m);
+    drawParallel(m);
+    renderReport(m);
+  }
+
+  function counts(m) {
+    var c = {};
+    m.order.forEach(function (id) { var s = m.runs[id].state; c[s] = (c[s] || 0) + 1; });
+    return c;
+  }
+
+  function bestRun(m) {
+    var best = null;
+    m.order.forEach(function (id) {
+      var r = m.runs[id];
+      if (r.value == null || (r.state !== "finished" && r.state !== "stopped" && r.state !== "running")) return;
+      if (!best || better(m, r.value, best.value)) best = r;
+    });
+    return best;
+  }
+
+  function renderFacts(m) {
+    var s = m.sweep, c = counts(m), b = bestRun(m);
+    var git = s.git_commit ? s.git_commit.slice(0, 12) + (s.git_dirty ? " (dirty)" : "") : "none";
+    var facts = [["state", '<span class="state s-' + esc(s.state) + '" id="sweep-state">' + esc(s.state) + "</span>"],
+      ["method", esc(s.method)], ["metric", esc(m.metric ? m.metric + " (" + s.goal + ")" : "none")],
+      ["parallel", s.parallel], ["backend", esc(s.backend || "local")], ["git", esc(git)],
+      ["created", when(s.created_at)],
+      ["runs", STATES.filter(function (k) { return c[k]; }).map(function (k) { return c[k] + " " + k; }).join(", ")],
+      ["best", b ? num(b.value) + " (" + esc(b.id) + ")" : ""]];
+    if (m.report && m.report.budget_spent != null) facts.push(["budget", Math.round(m.report.budget_spent * 100) + " % spent"]);
+    $("#facts").innerHTML = facts.map(function (f) { return "<div><span>" + f[0] + "</span>" + f[1] + "</div>"; }).join("");
+  }
+
+  /* ---- the runs table ----------------------------------------------- */
+
+  var COLS = [
+    { key: "id", label: "run" }, { key: "state", label: "state" },
+    { key: "params", label: "params" }, { key: "value", label: "value", num: true },
+    { key: "step", label: "step", num: true }, { key: "gpu", label: "GPU" },
+    { key: "elapsed", label: "elapsed", num: true }, { key: "reason", label: "reason" }
+  ];
+
+  function elapsed(r) {
+    if (!r.started_at) return null;
+    return (r.ended_at || (r.state === "running" ? now() : r.started_at)) - r.started_at;
+  }
+  function gpuOf(r) {
+    var d = r.gpus && r.gpus.devices;
+    if (!d || !d.length) return "";
+    var share = r.gpus.share != null && r.gpus.share < 1 ? " ×" + num(r.gpus.share) : "";
+    return d.map(function (x) { return String(x).slice(0, 12); }).join(",") + share;
+  }
+  function sortValue(m, r, key) {
+    if (key === "elapsed") return elapsed(r);
+    if (key === "gpu") return gpuOf(r);
+    if (key === "params") return short(r.params);
+    if (key === "id") return r.idx;
+    return r[key];
+  }
+  function matches(r, words) {
+    if (!words.length) return true;
+    var hay = (r.id + " " + r.state + " " + short(r.params) + " " + (r.reason || "")).toLowerCase();
+    return words.every(function (w) { return hay.indexOf(w) >= 0; });
+  }
+
+  function visibleRuns(m) {
+    var words = m.filter.toLowerCase().split(/\s+/).filter(Boolean);
+    var key = m.sort.key, asc = m.sort.asc ? 1 : -1;
+    var list = m.order.map(function (id) { return m.runs[id]; }).filter(function (r) { return matches(r, words); });
+    list.sort(function (a, b) {
+      var x = sortValue(m, a, key), y = sortValue(m, b, key);
+      if (x == null && y == null) return a.idx - b.idx;
+      if (x == null) return 1;   /* no value: always last */
+      if (y == null) return -1;
+      return (x < y ? -1 : x > y ? 1 : a.idx - b.idx) * asc;
+    });
+    return list;
+  }
+
+  function rowHtml(m, r) {
+    return '<tr data-run="' + esc(r.id) + '" data-state="' + esc(r.state) + '"' + (m.selected[r.id] ? ' class="sel"' : "") + ">" +
+      "<td>" + esc(r.id) + "</td>" +
+      '<td><span class="state s-' + esc(r.state) + '">' + esc(r.state) + "</span></td>" +
+      '<td class="params" title="' + esc(short(r.params)) + '">' + esc(short(r.params)) + "</td>" +
+      '<td class="num" data-col="value">' + num(r.value) + "</td>" +
+      '<td class="num">' + (r.step == null ? "" : r.step) + "</td>" +
+      "<td>" + esc(gpuOf(r)) + "</td>" +
+      '<td class="num">' + dur(elapsed(r)) + "</td>" +
+      '<td class="reason" title="' + esc(r.reason) + '">' + esc(r.reason) + "</td></tr>";
+  }
+
+  /* Up to WINDOW_ALL rows are all in the table; past that only the rows
+   * in view (and a margin) are, between two spacers, so 10,000 runs cost
+   * what 100 do. Rows are ROW_H pixels high (app.css). */
+  var WINDOW_ALL = 500, ROW_H = 22, MARGIN = 30;
+
+  function renderRows(m) {
+    var t0 = performance.now();
+    var thead = $("#runs thead");
+    if (!thead) return;
+    thead.innerHTML = "<tr>" + COLS.map(function (c) {
+      var cls = m.sort.key === c.key ? "sorted" + (m.sort.asc ? " asc" : "") : "";
+      return '<th data-key="' + c.key + '" class="' + cls + '">' + c.label + "</th>";
+    }).join("") + "</tr>";
+    m.list = visibleRuns(m);
+    $("#runs-count").textContent = m.list.length === m.order.length ? m.order.length + " runs"
+      : m.list.length + " of " + m.order.length + " runs";
+    m.rowsDirty = false;
+    paintRows(m);
+    window.sweepDashboard.lastRender = { rows: m.list.length, ms: performance.now() - t0 };
+    [].forEach.call(thead.querySelectorAll("th"), function (th) {
+      th.onclick = function () {
+        var k = th.getAttribute("data-key");
+        m.sort = m.sort.key === k ? { key: k, asc: !m.sort.asc }
+          : { key: k, asc: !(k === "value" && m.maximize) };
+        renderRows(m);
+      };
+    });
+    var tbody = $("#runs tbody"), wrap = $("#runs-wrap");
+    tbody.onclick = function (e) {
+      var tr = e.target.closest("tr[data-run]");
+      if (!tr) return;
+      var id = tr.getAttribute("data-run");
+      m.autoSelect = false;
+      if (m.selected[id]) delete m.selected[id]; else m.selected[id] = true;
+      tr.className = m.selected[id] ? "sel" : "";
+      loadCurves(m);
+    };
+    wrap.onscroll = function () {
+      if (m.list.length <= WINDOW_ALL || m.scrollDue) return;
+      m.scrollDue = requestAnimationFrame(function () { m.scrollDue = null; paintRows(m); });
+    };
+  }
+
+  /* The rows of m.list that are in view, or all of them. */
+  function paintRows(m) {
+    var tbody = $("#runs tbody"), wrap = $("#runs-wrap"), list = m.list;
+    var from = 0, to = list.length;
+    if (list.length > WINDOW_ALL) {
+      from = Math.max(0, Math.floor(wrap.scrollTop / ROW_H) - MARGIN);
+      to = Math.min(list.length, from + Math.ceil((wrap.clientHeight || 420) / ROW_H) + 2 * MARGIN);
+    }
+    var html = from > 0 ? '<tr class="pad" style="height:' + from * ROW_H + 'px"></tr>' : "";
+    for (var i = from; i < to; i++) html += rowHtml(m, list[i]);
+    if (to < list.length) html += '<tr class="pad" style="height:' + (list.length - to) * ROW_H + 'px"></tr>';
+    tbody.innerHTML = html;
+  }
+
+  /* A run changed: its row in place when it is there and the order
+   * cannot have changed, else the table again (at most every 300 ms). */
+  function touchRow(m, id) {
+    var tr = document.querySelector('#runs tr[data-run="' + CSS.escape(id) + '"]');
+    if (tr && m.sort.key !== "value" && m.sort.key !== "state" && !m.filter) {
+      tr.outerHTML = rowHtml(m, m.runs[id]);
+      return;
+    }
+    m.rowsDirty = true;
+    m.renderLater();
+  }
+
+  /* ---- learning curves ---------------------------------------------- */
+
+  /* The runs whose curves are drawn: those clicked, else the best few
+   * and the running ones. */
+  function curveRuns(m) {
+    if (!m.autoSelect) return Object.keys(m.selected).filter(function (id) { return m.runs[id]; });
+    var withValue = m.order.map(function (id) { return m.runs[id]; })
+      .filter(function (r) { return r.value != null || r.state === "running"; });
+    withValue.sort(function (a, b) {
+      if (a.value == null) return 1;
+      if (b.value == null) return -1;
+      return better(m, a.value, b.value) ? -1 : 1;
+    });
+    var pick = withValue.slice(0, MAX_CURVES).map(function (r) { return r.id; });
+    m.selected = {};
+    pick.forEach(function (id) { m.selected[id] = true; });
+    return pick;
+  }
+
+  function loadCurves(m) {
+    var sel = $("#curve-metric");
+    if (sel) {
+      var names = m.names.slice();
+      if (m.curveMetric && names.indexOf(m.curveMetric) < 0) names.unshift(m.curveMetric);
+      sel.innerHTML = names.map(function (n) {
+        return "<option" + (n === m.curveMetric ? " selected" : "") + ">" + esc(n) + "</option>";
+      }).join("");
+    }
+    if (!m.curveMetric) return;
+    var ids = curveRuns(m).filter(function (id) { return !m.series[id]; });
+    if (!ids.length) return drawCurves(m);
+    get("sweeps/" + encodeURIComponent(m.id) + "/metrics?name=" + encodeURIComponent(m.curveMetric) +
+        "&runs=" + ids.join(",")).then(function (j) {
+      if (state !== m) return;
+      ids.forEach(function (id) { m.series[id] = (j.series || {})[id] || []; });
+      drawCurves(m);
+    }).catch(function (e) { $("#curve-note").textContent = e.message; });
+  }
+
+  function drawCurves(m) {
+    var svg = d3.select("#curves");
+    if (svg.empty()) return;
+    var node = svg.node(), W = node.clientWidth || 500, H = 300;
+    var pad = { l: 56, r: 12, t: 8, b: 28 };
+    var ids = Object.keys(m.selected).filter(function (id) { return m.series[id]; });
+    var xi = m.xBy === "time" ? 2 : 0;
+    var t0 = d3.min(ids, function (id) { var s = m.series[id]; return s.length ? s[0][2] : null; }) || 0;
+    function xv(p, i) { return xi === 2 ? p[2] - t0 : (p[0] == null ? i : p[0]); }
+    var pts = [];
+    ids.forEach(function (id) { m.series[id].forEach(function (p, i) { if (p[1] != null) pts.push([xv(p, i), p[1]]); }); });
+    svg.selectAll("*").remove();
+    $("#curve-note").textContent = (m.curveMetric || "") + " · " + ids.length + " runs";
+    if (!pts.length) {
+      svg.append("text").attr("x", 20).attr("y", 40).attr("class", "muted").text("no values yet");
+      $("#curve-legend").innerHTML = "";
+      return;
+    }
+    var x = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[0]; })).range([pad.l, W - pad.r]);
+    var y = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[1]; })).nice().range([H - pad.b, pad.t]);
+    svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")")
+      .call(d3.svg.axis().scale(x).orient("bottom").ticks(8));
+    svg.append("g").attr("class", "axis").attr("transform", "translate(" + pad.l + ",0)")
+      .call(d3.svg.axis().scale(y).orient("left").ticks(6));
+    svg.append("text").attr("x", W - pad.r).attr("y", H - 2).attr("text-anchor", "end")
+      .text(xi === 2 ? "seconds since the first value" : "step");
+    var line = d3.svg.line().defined(function (p) { return p[1] != null; })
+      .x(function (p) { return x(p[2]); }).y(function (p) { return y(p[1]); });
+    var legend = "";
+    ids.forEach(function (id) {
+      var s = m.series[id].map(function (p, i) { return [p[0], p[1], xv(p, i)]; });
+      var r = m.runs[id], c = color(id);
+      svg.append("path").attr("class", "curve").attr("d", line(s)).style("stroke", c)
+        .attr("data-curve", id).attr("data-points", s.length)
+        .append("title").text(id + " " + short(r.params));
+      if (r.state === "stopped" && s.length) {
+        var last = s[s.length - 1];
+        svg.append("circle").attr("class", "stopmark").attr("r", 5).attr("cx", x(last[2])).attr("cy", y(last[1]))
+          .style("fill", c).attr("data-stopped-at", last[0] == null ? s.length - 1 : last[0]).attr("data-run", id)
+          .append("title").text(id + " stopped at " + (last[0] == null ? "its last value" : "step " + last[0]) +
+            ": " + (r.reason || "by the stopping rule"));
+      }
+      legend += '<span data-legend="' + esc(id) + '"><i style="background:' + c + '"></i>' + esc(id) +
+        (r.state === "stopped" ? " ✕" : "") + "</span>";
+    });
+    $("#curve-legend").innerHTML = legend;
+  }
+
+  /* ---- best so far -------------------------------------------------- */
+
+  function drawBest(m) {
+    var svg = d3.select("#best");
+    if (svg.empty()) return;
+    var W = svg.node().clientWidth || 500, H = 300, pad = { l: 56, r: 12, t: 8, b: 28 };
+    var ended = m.order.map(function (id) { return m.runs[id]; })
+      .filter(function (r) { return r.value != null && r.ended_at && (r.state === "finished" || r.state === "stopped"); })
+      .sort(function (a, b) { return a.ended_at - b.ended_at; });
+    svg.selectAll("*").remove();
+    if (!ended.length) {
+      svg.append("text").attr("x", 20).attr("y", 40).text("no run has ended with a value yet");
+      return;
+    }
+    var t0 = m.sweep.created_at || ended[0].ended_at, best = null, steps = [];
+    ended.forEach(function (r) {
+      if (best == null || better(m, r.value, best)) best = r.value;
+      steps.push({ t: r.ended_at - t0, v: r.value, b: best, id: r.id });
+    });
+    var x = d3.scale.linear().domain([0, d3.max(steps, function (s) { return s.t; }) || 1]).range([pad.l, W - pad.r]);
+    var y = d3.scale.linear().domain(d3.extent(steps, function (s) { return s.v; })).nice().range([H - pad.b, pad.t]);
+    svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")")
+      .call(d3.svg.axis().scale(x).orient("bottom").ticks(6).tickFormat(function (s) { return dur(s); }));
+    svg.append("g").attr("class", "axis").attr("transform", "translate(" + pad.l + ",0)")
+      .call(d3.svg.axis().scale(y).orient("left").ticks(6));
+    svg.selectAll("circle.pt").data(steps).enter().append("circle").attr("class", "pt").attr("r", 2.5)
+      .attr("cx", function (s) { return x(s.t); }).attr("cy", function (s) { return y(s.v); })
+      .style("fill", "#9aa3ad").append("title").text(function (s) { return s.id + ": " + num(s.v); });
+    svg.append("path").attr("class", "curve").attr("id", "best-line").style("stroke", "#2a9d50")
+      .attr("d", d3.svg.line().interpolate("step-after").x(function (s) { return x(s.t); })
+        .y(function (s) { return y(s.b); })(steps));
+  }
+
+  /* ---- parallel coordinates ----------------------------------------- */
+
+  function drawParallel(m) {
+    var wrap = $("#pc");
+    if (!wrap) return;
+    var runs = m.order.map(function (id) { return m.runs[id]; });
+    var keys = [], seen = {};
+    runs.forEach(function (r) {
+      var f = flat(r.params);
+      r._flat = f;
+      Object.keys(f).forEach(function (k) { if (!seen[k]) { seen[k] = 1; keys.push(k); } });
+    });
+    keys = keys.filter(function (k) {   /* constants say nothing */
+      var vals = {};
+      runs.forEach(function (r) { vals[JSON.stringify(r._flat[k])] = 1; });
+      return Object.keys(vals).length > 1;
+    });
+    if (m.metric) keys.push("\u2192 " + m.metric);
+    var W = wrap.clientWidth || 500, H = 300, pad = { l: 30, r: 60, t: 18, b: 10 };
+    wrap.style.height = H + "px";
+    wrap.innerHTML = "";
+    if (keys.length < 2) {
+      wrap.innerHTML = '<p class="muted">one parameter or none varies</p>';
+      return;
+    }
+    var x = d3.scale.ordinal().domain(keys).rangePoints([pad.l, W - pad.r]);
+    var ys = {};
+    keys.forEach(function (k, i) {
+      var isMetric = m.metric && i === keys.length - 1;
+      var vals = runs.map(function (r) { return isMetric ? r.value : r._flat[k]; }).filter(function (v) { return v != null; });
+      if (vals.every(function (v) { return typeof v === "number"; }))
+        ys[k] = d3.scale.linear().domain(d3.extent(vals)).nice().range([H - pad.b, pad.t]);
+      else
+        ys[k] = d3.scale.ordinal().domain(vals.map(String).filter(function (v, j, a) { return a.indexOf(v) === j; }).sort())
+          .rangePoints([H - pad.b, pad.t]);
+      ys[k].isMetric = isMetric;
+    });
+    var canvas = document.createElement("canvas");
+    var dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr; canvas.height = H * dpr;
+    canvas.style.width = W + "px"; canvas.style.height = H + "px";
+    wrap.appendChild(canvas);
+    var ctx = canvas.getContext("2d");
+    ctx.scale(dpr, dpr);
+    var values = runs.map(function (r) { return r.value; }).filter(function (v) { return v != null; });
+    var shade = d3.scale.linear().domain(d3.extent(values)).range(m.maximize ? ["#d1343b", "#2a9d50"] : ["#2a9d50", "#d1343b"]);
+    ctx.globalAlpha = runs.length > 2000 ? 0.15 : 0.6;
+    ctx.lineWidth = 1;
+    runs.forEach(function (r) {
+      ctx.strokeStyle = r.value == null ? "#c0c6cc" : shade(r.value);
+      ctx.beginPath();
+      var started = false;
+      keys.forEach(function (k) {
+        var v = ys[k].isMetric ? r.value : r._flat[k];
+        if (v == null) { started = false; return; }
+        var yy = ys[k](typeof v === "number" && ys[k].ticks ? v : String(v));
+        if (yy == null || isNaN(yy)) { started = false; return; }
+        if (started) ctx.lineTo(x(k), yy); else ctx.moveTo(x(k), yy);
+        started = true;
+      });
+      ctx.stroke();
+    });
+    var svg = d3.select(wrap).append("svg").attr("width", W).attr("height", H).attr("id", "pc-axes");
+    keys.forEach(function (k) {
+      var g = svg.append("g").attr("class", "axis").attr("transform", "translate(" + x(k) + ",0)")
+        .call(d3.svg.axis().scale(ys[k]).orient("left").ticks(5));
+      g.append("text").attr("y", 10).attr("text-anchor", "middle").style("font-weight", "600").text(k);
+    });
+  }
+
+  /* ---- GPUs over time ----------------------------------------------- */
+
+  function loadGpus(m) {
+    get("sweeps/" + encodeURIComponent(m.id) + "/gpus").then(function (j) {
+      if (state !== m) return;
+      m.gpus = j;
+      drawLanes(m);
+    }).catch(function (e) { $("#gpu-note").textContent = e.message; });
+  }
+
+  function drawLanes(m) {
+    var svg = d3.select("#lanes");
+    if (svg.empty() || !m.gpus) return;
+    var atts = (m.gpus.attempts || []).slice();
+    /* running runs the stream has told of since */
+    m.order.forEach(function (id) {
+      var r = m.runs[id];
+      if (r.state === "running" && r.started_at && !atts.some(function (a) { return a.run === id && !a.end; }))
+        atts.push({ run: id, start: r.started_at, end: null, outcome: "running", devices: r.gpus && r.gpus.devices });
+    });
+    atts = atts.filter(function (a) { return !(a.outcome === "running" && m.runs[a.run] && m.runs[a.run].state !== "running"); });
+    var lanes = [], laneOf = {}, cpu = 0;
+    atts.forEach(function (a) {
+      var devs = a.devices && a.devices.length ? a.devices : null;
+      if (!devs) { a.lane = null; cpu++; return; }
+      a.lanes = devs.map(function (d) {
+        if (!(d in laneOf)) { laneOf[d] = lanes.length; lanes.push(d); }
+        return laneOf[d];
+      });
+    });
+    /* trials on CPU only: lanes by slot, packed greedily */
+    var slotEnds = [];
+    atts.filter(function (a) { return !a.lanes; }).sort(function (a, b) { return a.start - b.start; }).forEach(function (a) {
+      var end = a.end || now(), i = 0;
+      while (i < slotEnds.length && slotEnds[i] > a.start + 1e-6) i++;
+      slotEnds[i] = end;
+      var name = "cpu slot " + (i + 1);
+      if (!(name in laneOf)) { laneOf[name] = lanes.length; lanes.push(name); }
+      a.lanes = [laneOf[name]];
+    });
+    var W = svg.node().clientWidth || 500, LH = 22, pad = { l: 110, r: 12, t: 6, b: 24 };
+    var H = pad.t + pad.b + Math.max(1, lanes.length) * LH;
+    svg.attr("height", H).selectAll("*").remove();
+    $("#gpu-note").textContent = lanes.length + " lanes · " + atts.length + " attempts" + (cpu && cpu === atts.length ? " (CPU only)" : "");
+    if (!atts.length) return;
+    var t0 = d3.min(atts, function (a) { return a.start; });
+    var t1 = d3.max(atts, function (a) { return a.end || now(); });
+    var x = d3.scale.linear().domain([0, Math.max(1e-3, t1 - t0)]).range([pad.l, W - pad.r]);
+    svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")")
+      .call(d3.svg.axis().scale(x).orient("bottom").ticks(6).tickFormat(function (s) { return dur(s); }));
+    lanes.forEach(function (name, i) {
+      svg.append("text").attr("x", pad.l - 6).attr("y", pad.t + i * LH + 15).attr("text-anchor", "end")
+        .text(String(name).slice(0, 16)).append("title").text(name);
+    });
+    var fill = { finished: "#2a9d50", stopped: "#d08a00", failed: "#d1343b", timeout: "#d1343b",
+      lost: "#8a939c", canceled: "#8a939c", running: "#2f6fde", "not started": "#8a939c", disk: "#d1343b" };
+    atts.forEach(function (a) {
+      a.lanes.forEach(function (li) {
+        var x0 = x(a.start - t0), x1 = Math.max(x0 + 1, x((a.end || now()) - t0));
+        var g = svg.append("g").attr("class", "lane-bar").attr("data-lane-run", a.run);
+        g.append("rect").attr("x", x0).attr("y", pad.t + li * LH + 2).attr("width", x1 - x0).attr("height", LH - 4)
+          .style("fill", fill[a.outcome] || "#8a939c");
+        if (x1 - x0 > 64)
+          g.append("text").attr("x", x0 + 3).attr("y", pad.t + li * LH + 15).text(a.run);
+        g.append("title").text(a.run + " attempt " + a.attempt + ": " + a.outcome + ", " + dur((a.end || now()) - a.start));
+      });
+    });
+    drawUtil(m, svg, x, t0, laneOf, LH, pad);
+  }
+
+  /* Sampled utilisation: a thin line along the top of each lane. */
+  function drawUtil(m, svg, x, t0, laneOf, LH, pad) {
+    var byDev = {};
+    (m.gpus.samples || []).forEach(function (s) {
+      if (s[2] == null || !(s[0] in laneOf)) return;
+      (byDev[s[0]] = byDev[s[0]] || []).push(s);
+    });
+    Object.keys(byDev).forEach(function (d) {
+      var li = laneOf[d], top = pad.t + li * LH + 2;
+      svg.append("path").attr("class", "curve").attr("data-util", d).style("stroke", "#111").style("stroke-width", 1)
+        .attr("d", d3.svg.line().x(function (s) { return x(s[1] - t0); })
+          .y(function (s) { return top + (LH - 4) * (1 - s[2] / 100); })(byDev[d]));
+    });
+  }
+
+  /* ---- failures and the report -------------------------------------- */
+
+  function loadFailures(m) {
+    var failed = m.order.map(function (id) { return m.runs[id]; }).filter(function (r) { return r.state === "failed"; });
+    $("#fail-count").textContent = failed.length ? failed.length + " failed" : "none";
+    var box = $("#failures");
+    if (!failed.length) { box.innerHTML = '<p class="muted">No run failed.</p>'; return; }
+    box.innerHTML = failed.slice(0, 20).map(function (r) {
+      return '<div class="fail-item" data-failed="' + esc(r.id) + '"><b>' + esc(r.id) + "</b> " + esc(r.reason || "") +
+        ' <span class="muted">' + esc(short(r.params)) + '</span><pre class="tail">…</pre></div>';
+    }).join("") + (failed.length > 20 ? '<p class="muted">and ' + (failed.length - 20) + " more</p>" : "");
+    failed.slice(0, 20).forEach(function (r) {
+      get("runs/" + encodeURIComponent(r.id)).then(function (j) {
+        var el = document.querySelector('[data-failed="' + CSS.escape(r.id) + '"] pre');
+        if (el) el.textContent = (j.stderr_tail || "").split("\n").slice(-30).join("\n") || "(stderr.log is empty)";
+      });
+    });
+  }
+
+  var FIGURES = [["wall_seconds", "wall time", dur], ["gpus", "GPUs", num],
+    ["gpu_seconds_busy", "GPU time busy", dur], ["gpu_seconds_idle", "GPU time idle", dur],
+    ["occupancy", "occupancy", function (v) { return v == null ? "" : (v * 100).toFixed(1) + " %"; }],
+    ["gpu_seconds_saved_by_stopping", "saved by stopping", dur],
+    ["gpu_seconds_lost_to_failures", "lost to failures", dur],
+    ["time_to_best_seconds", "time to the best", dur], ["best_value", "best value", num],
+    ["mean_gpu_utilization", "mean utilisation", function (v) { return v == null ? "" : num(v) + " %"; }],
+    ["cost", "cost", function (v) { return v == null ? "" : "$" + v.toFixed(2); }]];
+
+  function figureTable(rep) {
+    if (!rep) return "";
+    return "<table class=\"report\">" + FIGURES.map(function (f) {
+      var v = rep[f[0]];
+      return '<tr data-figure="' + f[0] + '"><td>' + f[1] + '</td><td class="num">' + (v == null ? "–" : f[2](v)) + "</td></tr>";
+    }).join("") + "</table>";
+  }
+
+  function renderReport(m) { $("#report").innerHTML = figureTable(m.report); }
+
+  var refreshReport = throttle(function () {
+    var m = state;
+    if (!m || !m.sweep) return;
+    get("sweeps/" + encodeURIComponent(m.id)).then(function (j) {
+      if (state !== m) return;
+      m.report = j.report;
+      m.sweep.state = j.sweep.state;
+      renderReport(m);
+      renderFacts(m);
+    });
+  }, 3000);
+
+  /* ---- the stream --------------------------------------------------- */
+
+  function follow(m) {
+    closeStream();
+    m.renderLater = throttle(function () {
+      if (state !== m) return;
+      if (m.rowsDirty) renderRows(m);
+      renderFacts(m);
+    }, 300);
+    var curvesLater = throttle(function () { if (state === m) drawCurves(m); }, 250);
+    var chartsLater = throttle(function () {
+      if (state !== m) return;
+      drawBest(m); drawParallel(m); loadGpus(m);
+    }, 1000);
+    source = new EventSource(API + "events?since=" + (m.seq || 0));
+    source.onopen = function () { setLive(true, "live"); };
+    source.onerror = function () { setLive(false, m.sweep && m.sweep.state !== "running" ? "ended" : "reconnecting"); };
+    source.addEventListener("run", function (e) {
+      var ev = JSON.parse(e.data);
+      if (ev.sweep !== m.id) return;
+      var isNew = !m.runs[ev.run.id];
+      upsertRun(m, ev.run);
+      if (isNew) { m.rowsDirty = true; m.renderLater(); } else touchRow(m, ev.run.id);
+      if (m.autoSelect && (isNew || ev.run.state !== "running")) loadCurves(m);
+      else if (m.selected[ev.run.id]) curvesLater();
+      if (ev.run.state === "failed") loadFailures(m);
+      chartsLater();
+      refreshReport();
+      m.renderLater();
+    });
+    source.addEventListener("value", function (e) {
+      var ev = JSON.parse(e.data);
+      if (ev.sweep !== m.id || !applyValue(m, ev)) return;
+      if (m.names.indexOf(ev.name) < 0) { m.names.push(ev.name); }
+      touchRow(m, ev.run);
+      if (m.selected[ev.run] && ev.name === m.curveMetric) {
+        if (m.series[ev.run]) curvesLater(); else loadCurves(m);
+      }
+    });
+    source.addEventListener("sweep", function (e) {
+      var ev = JSON.parse(e.data);
+      if (ev.sweep !== m.id) return;
+      m.sweep.state = ev.state;
+      renderFacts(m);
+      refreshReport();
+    });
+    source.addEventListener("notice", function (e) {
+      var ev = JSON.parse(e.data);
+      if (ev.sweep && ev.sweep !== m.id) return;
+      m.notices.push(ev.text);
+      if (m.notices.length > 50) m.notices.shift();
+      $("#notices").innerHTML = m.notices.slice(-6).map(function (t) { return "<div>" + esc(t) + "</div>"; }).join("");
+    });
+    source.addEventListener("reset", function () { sweepPage(m.id); });
+  }
+
+  /* ---- two sweeps side by side -------------------------------------- */
+
+  function comparePage(a, b) {
+    crumbs('<a href="#/">sweeps</a> / compare ' + esc(a) + " and " + esc(b));
+    setLive(false, "");
+    $("#app").innerHTML = '<p class="muted">loading…</p>';
+    function one(id) {
+      return Promise.all([get("sweeps/" + encodeURIComponent(id)), get("sweeps/" + encodeURIComponent(id) + "/runs")])
+        .then(function (r) { return { sweep: r[0].sweep, report: r[0].report, runs: r[1].runs }; });
+    }
+    Promise.all([one(a), one(b)]).then(function (two) {
+      var html = '<h2>Compare</h2><div class="cols2">';
+      two.forEach(function (s, i) {
+        var max = s.sweep.goal === "maximize", best = null;
+        s.runs.forEach(function (r) {
+          if (r.value == null || (r.state !== "finished" && r.state !== "stopped")) return;
+          if (!best || (max ? r.value > best.value : r.value < best.value)) best = r;
+        });
+        s.best = best;
+        html += '<div class="panel" data-compare="' + esc(s.sweep.id) + '"><h2><a href="#/sweep/' + esc(s.sweep.id) + '">' +
+          esc(s.sweep.id) + "</a> <small>" + esc(s.sweep.name || "") + " " + esc(s.sweep.method) + ", " + s.runs.length +
+          " runs</small></h2>" + '<div class="facts"><div><span>best</span>' + (best ? num(best.value) + " (" + esc(best.id) + ")" : "–") +
+          "</div></div>" + (best ? '<div class="muted params">' + esc(short(best.params)) + "</div>" : "") +
+          figureTable(s.report) + '<svg id="cmp-curves-' + i + '" width="100%" height="240"></svg></div>';
+      });
+      $("#app").innerHTML = html + "</div>";
+      two.forEach(function (s, i) {
+        var metric = s.sweep.metric;
+        if (!metric) return;
+        var top = s.runs.filter(function (r) { return r.value != null; }).sort(function (x, y) {
+          return s.sweep.goal === "maximize" ? y.value - x.value : x.value - y.value;
+        }).slice(0, 8).map(function (r) { return r.id; });
+        if (!top.length) return;
+        get("sweeps/" + encodeURIComponent(s.sweep.id) + "/metrics?name=" + encodeURIComponent(metric) + "&runs=" + top.join(","))
+          .then(function (j) { miniCurves("#cmp-curves-" + i, j.series || {}, metric); });
+      });
+    }).catch(fail);
+  }
+
+  function miniCurves(sel, series, metric) {
+    var svg = d3.select(sel), W = svg.node().clientWidth || 400, H = 240, pad = { l: 50, r: 10, t: 8, b: 24 };
+    var pts = [];
+    Object.keys(series).forEach(function (id) { series[id].forEach(function (p, i) { if (p[1] != null) pts.push([p[0] == null ? i : p[0], p[1]]); }); });
+    if (!pts.length) return;
+    var x = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[0]; })).range([pad.l, W - pad.r]);
+    var y = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[1]; })).nice().range([H - pad.b, pad.t]);
+    svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")").call(d3.svg.axis().scale(x).orient("bottom").ticks(6));
+    svg.append("g").attr("class", "axis").attr("transform", "translate(" + pad.l + ",0)").call(d3.svg.axis().scale(y).orient("left").ticks(5));
+    Object.keys(series).forEach(function (id) {
+      svg.append("path").attr("class", "curve").attr("data-curve", id).style("stroke", color(id))
+        .attr("d", d3.svg.line().defined(function (p) { return p[1] != null; })
+          .x(function (p, i) { return x(p[0] == null ? i : p[0]); }).y(function (p) { return y(p[1]); })(series[id]));
+    });
+    svg.append("text").attr("x", W - pad.r).attr("y", H - 2).attr("text-anchor", "end").text(metric + " of the best runs, by step");
+  }
+
+  /* For tests and benchmarks: the table rendered again, in ms until
+   * the browser has painted it (layout included). */
+  function measureRender() {
+    return new Promise(function (done) {
+      var m = state, t0 = performance.now();
+      m.rowsDirty = true;
+      renderRows(m);
+      requestAnimationFrame(function () {
+        setTimeout(function () { done(performance.now() - t0); }, 0);
+      });
+    });
+  }
+
+  window.sweepDashboard = { lastRender: null, measureRender: measureRender, model: function () { return state; } };
+  window.addEventListener("hashchange", route);
+  window.addEventListener("resize", throttle(function () {
+    if (state && state.sweep) { drawCurves(state); drawBest(state); drawParallel(state); drawLanes(state); }
+  }, 200));
+  route();
+})();
