@@ -13,6 +13,7 @@ sweep=$1
 art=${2:-$(mktemp -d)}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$art"
+rm -f "$art/figures.txt"
 for need in /usr/bin/chromium node; do
   command -v "$need" >/dev/null || { echo "test_dashboard: $need is missing: bash .ci/install-deps --browser" >&2; exit 1; }
 done
