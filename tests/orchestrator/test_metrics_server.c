@@ -408,6 +408,169 @@ static void test_report_limits(void **state)
     assert_int_equal(l->n, 0);
 }
 
+/* ---- GET: the dashboard's side ------------------------------------- */
+
+/* A site: /page answers "hello", /events streams, the rest 404. */
+static void site_get(void *ctx, const sw_http_get *req, sw_http_reply *out)
+{
+    const char *path = sw_http_get_path(req);
+
+    (void)ctx;
+    if (strcmp(path, "/events") == 0) {
+        out->stream = true;
+    } else if (strcmp(path, "/page") == 0) {
+        out->type = "text/plain";
+        out->data = "hello";
+        out->len = 5;
+    } else {
+        out->status = 404;
+        out->data = "{}";
+        out->len = 2;
+    }
+}
+
+static sw_metrics_server *site_server(const char *view_token)
+{
+    sw_metrics_server_opts o = SW_METRICS_SERVER_OPTS_INIT;
+    sw_metrics_server *srv = NULL;
+
+    o.get = site_get;
+    o.view_token = view_token;
+    assert_int_equal(sw_metrics_server_start(&srv, &o), SW_OK);
+    return srv;
+}
+
+/* Opens an event stream; `extra` is more header lines ("" for none). */
+static int stream_open(int port, const char *path, const char *extra)
+{
+    struct sockaddr_in sa = {0};
+    char head[512];
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    snprintf(head, sizeof(head), "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", path,
+             extra);
+    assert_true(write(fd, head, strlen(head)) == (ssize_t)strlen(head));
+    return fd;
+}
+
+/* Reads from `fd` into buf (appending) until `want` is in it or 5 s
+ * pass; whether it came. */
+static bool read_until(int fd, char *buf, size_t cap, const char *want)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    size_t got = strlen(buf);
+    ssize_t n;
+    int waited = 0;
+
+    while (!strstr(buf, want) && waited < 5000 && got < cap - 1) {
+        if (poll(&p, 1, 50) <= 0) {
+            waited += 50;
+            continue;
+        }
+        if ((n = read(fd, buf + got, cap - 1 - got)) <= 0)
+            break;
+        got += (size_t)n;
+        buf[got] = '\0';
+    }
+    return strstr(buf, want) != NULL;
+}
+
+/* GETs go to the site; anything else there is 405; the metrics path
+ * stays POST only. */
+static void test_get_is_the_sites(void **state)
+{
+    sw_metrics_server *srv = site_server(NULL);
+    int port = sw_metrics_server_port(srv);
+    answer a;
+
+    (void)state;
+    http(port, "GET", "/page", NULL, "", 0, &a);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "hello");
+    assert_non_null(strstr(a.headers, "X-Frame-Options: DENY"));
+    http(port, "GET", "/nothing", NULL, "", 0, &a);
+    assert_int_equal(a.status, 404);
+    http(port, "POST", "/page", NULL, "{}", 2, &a);
+    assert_int_equal(a.status, 405);
+    http(port, "GET", "/v1/runs/r1/metrics", NULL, "", 0, &a);
+    assert_int_equal(a.status, 405);
+    sw_metrics_server_free(srv);
+}
+
+/* Off loopback: no GET without the view token, given as ?token= (which
+ * sets the cookie) or as the cookie. */
+static void test_view_token(void **state)
+{
+    sw_metrics_server *srv = site_server("sekrit");
+    int port = sw_metrics_server_port(srv);
+    answer a;
+
+    (void)state;
+    http(port, "GET", "/page", NULL, "", 0, &a);
+    assert_int_equal(a.status, 401);
+    http(port, "GET", "/page?token=sekriT", NULL, "", 0, &a);
+    assert_int_equal(a.status, 401);
+    http(port, "GET", "/page?token=sekrit", NULL, "", 0, &a);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.headers, "Set-Cookie: sweep_view=sekrit;"));
+    assert_non_null(strstr(a.headers, "HttpOnly"));
+    sw_metrics_server_free(srv);
+}
+
+/* A stream hears every event published after it opened, in order, one
+ * opened with Last-Event-ID what came after that id, and one that fell
+ * past the ring a reset. Freeing the server ends every stream. */
+static void test_event_stream(void **state)
+{
+    sw_metrics_server *srv = site_server(NULL);
+    int port = sw_metrics_server_port(srv), fd, fd2, fd3, i;
+    sw_metrics_server_stats st;
+    static char buf[1 << 16];
+    char c;
+
+    (void)state;
+    sw_metrics_server_publish(srv, "run", "{\"n\": 0}"); /* before: unheard */
+    fd = stream_open(port, "/events", "");
+    buf[0] = '\0';
+    assert_true(read_until(fd, buf, sizeof(buf), "retry: 2000"));
+    assert_non_null(strstr(buf, "text/event-stream"));
+    sw_metrics_server_publish(srv, "run", "{\"n\": 1}");
+    sw_metrics_server_publish(srv, "value", "{\"n\": 2}");
+    assert_true(read_until(fd, buf, sizeof(buf), "id: 3\nevent: value"));
+    assert_null(strstr(buf, "{\"n\": 0}"));
+    assert_true(strstr(buf, "id: 2\nevent: run\ndata: {\"n\": 1}\n\n") <
+                strstr(buf, "id: 3"));
+
+    fd2 = stream_open(port, "/events", "Last-Event-ID: 2\r\n");
+    buf[0] = '\0';
+    assert_true(read_until(fd2, buf, sizeof(buf), "id: 3\n"));
+    assert_null(strstr(buf, "id: 2\n"));
+    sw_metrics_server_stats_get(srv, &st);
+    assert_int_equal(st.streams, 2);
+
+    for (i = 0; i < 5000; i++) /* past the ring of 4096 */
+        sw_metrics_server_publish(srv, "value", "{}");
+    fd3 = stream_open(port, "/events?since=3", "");
+    buf[0] = '\0';
+    assert_true(read_until(fd3, buf, sizeof(buf), "event: reset"));
+
+    sw_metrics_server_free(srv); /* every stream ends; nothing hangs */
+    for (i = 0; i < 3; i++) {
+        int f = i == 0 ? fd : i == 1 ? fd2 : fd3;
+        struct pollfd p = {f, POLLIN, 0};
+        ssize_t n = 1;
+
+        while (n > 0 && poll(&p, 1, 5000) == 1)
+            n = read(f, &c, 1);
+        assert_true(n <= 0);
+        close(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +583,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_declared_huge_body, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_report_limits, setup, teardown),
+        cmocka_unit_test(test_get_is_the_sites),
+        cmocka_unit_test(test_view_token),
+        cmocka_unit_test(test_event_stream),
     };
 
     signal(SIGPIPE, SIG_IGN); /* writes to connections the server cut */
