@@ -114,6 +114,8 @@ typedef struct {
     bool http;
     bool value_changed; /* by the reports being committed */
     bool stop;          /* the rule stopped it: every answer says so */
+    char *stop_why;     /* the rule's verdict ("iteration 3, band 3: ..."),
+                           for the run's reason; NULL: none */
     double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
     sw_slot_gpus *gpus; /* devices.c: the devices it holds; NULL: none */
     /* the first step the attempt reported (attempts.first_step); -1: none

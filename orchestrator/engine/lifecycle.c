@@ -566,7 +566,12 @@ static int finish(sw_engine *e, sw_slot *s)
     sw_engine__revoke(e, s);
     if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
-        set_str(&s->rec.reason, sw_cancel_name(SW_CANCEL_STOPPED));
+        free(s->rec.reason); /* the rule's word, then its verdict */
+        s->rec.reason =
+            s->stop_why && *s->stop_why
+                ? sw_aprintf("%s: %s", sw_cancel_name(SW_CANCEL_STOPPED),
+                             s->stop_why)
+                : sw_strdup(sw_cancel_name(SW_CANCEL_STOPPED));
         sw_engine__tally(e, s->rec.state, true);
     } else if (s->cancel && !timeout) {
         s->rec.state = SW_RUN_CANCELED;

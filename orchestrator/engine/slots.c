@@ -113,6 +113,7 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
+    free(s->stop_why);
     free(s->end.msg);
     if (s->watch && e->watcher.unwatch)
         e->watcher.unwatch(e->watcher.ctx, s->watch);
