@@ -124,6 +124,8 @@ try {
     await checkSorting();
     await until('the failed run\'s stderr', async () => (await page.textContent('#failures')).includes('out of range'));
     await until('GPU lanes', async () => (await page.locator('[data-lane-run]').count()) > 0);
+    const lanes = await page.$$eval('#lanes [data-lane]', (t) => t.map((x) => x.dataset.lane));
+    check(lanes.join(',') === '0,1', `the lanes are the two declared GPUs, not ${lanes}`);
     await page.screenshot({ path: `${art}/ended.png`, fullPage: true });
     await page.goto(url.replace(/#.*$/, '#/'));
     await page.waitForSelector('#sweeps tbody tr');

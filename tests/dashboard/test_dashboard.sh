@@ -44,6 +44,7 @@ method: grid
 parallel: 4
 metric: {name: loss, goal: minimize}
 early_terminate: {type: hyperband, min_iter: 2, eta: 2}
+resources: {gpus: 0.5}
 command: [$work/trial.sh, "\${args}"]
 parameters:
   x: {values: [2, 1, 3, 0, 4, 9, 5, 6, 7, 8, 2.5, 1.5]}
@@ -60,7 +61,8 @@ url_of() {
 }
 
 echo "== a live sweep"
-(cd "$work" && exec "$sweep" run live.yaml --listen 127.0.0.1:0 >"$work/live.out" 2>&1) &
+# two declared GPUs, two trials on each: the lanes are the devices
+(cd "$work" && exec "$sweep" run live.yaml --gpus 2 --listen 127.0.0.1:0 >"$work/live.out" 2>&1) &
 pids+=($!)
 live_pid=$!
 url=$(url_of "$work/live.out")

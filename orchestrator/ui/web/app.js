@@ -612,13 +612,15 @@
     });
     atts = atts.filter(function (a) { return !(a.outcome === "running" && m.runs[a.run] && m.runs[a.run].state !== "running"); });
     var lanes = [], laneOf = {}, cpu = 0;
+    atts.forEach(function (a) {   /* the devices, in their own order */
+      (a.devices || []).forEach(function (d) { if (!(d in laneOf)) { laneOf[d] = 1; lanes.push(d); } });
+    });
+    lanes.sort(function (p, q) { return String(p).localeCompare(String(q), undefined, { numeric: true }); });
+    lanes.forEach(function (d, i) { laneOf[d] = i; });
     atts.forEach(function (a) {
       var devs = a.devices && a.devices.length ? a.devices : null;
-      if (!devs) { a.lane = null; cpu++; return; }
-      a.lanes = devs.map(function (d) {
-        if (!(d in laneOf)) { laneOf[d] = lanes.length; lanes.push(d); }
-        return laneOf[d];
-      });
+      if (!devs) { cpu++; return; }
+      a.lanes = devs.map(function (d) { return laneOf[d]; });
     });
     /* trials on CPU only: lanes by slot, packed greedily */
     var slotEnds = [];
@@ -642,7 +644,7 @@
       .call(d3.svg.axis().scale(x).orient("bottom").ticks(6).tickFormat(function (s) { return dur(s); }));
     lanes.forEach(function (name, i) {
       svg.append("text").attr("x", pad.l - 6).attr("y", pad.t + i * LH + 15).attr("text-anchor", "end")
-        .text(String(name).slice(0, 16)).append("title").text(name);
+        .attr("data-lane", name).text(String(name).slice(0, 16)).append("title").text(name);
     });
     var fill = { finished: "#2a9d50", stopped: "#d08a00", failed: "#d1343b", timeout: "#d1343b",
       lost: "#8a939c", canceled: "#8a939c", running: "#2f6fde", "not started": "#8a939c", disk: "#d1343b" };
