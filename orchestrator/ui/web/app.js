@@ -611,29 +611,28 @@
         atts.push({ run: id, start: r.started_at, end: null, outcome: "running", devices: r.gpus && r.gpus.devices });
     });
     atts = atts.filter(function (a) { return !(a.outcome === "running" && m.runs[a.run] && m.runs[a.run].state !== "running"); });
+    /* a lane per device (per CPU for trials without one); attempts that
+     * share a device at once stack in rows of its lane */
     var lanes = [], laneOf = {}, cpu = 0;
-    atts.forEach(function (a) {   /* the devices, in their own order */
-      (a.devices || []).forEach(function (d) { if (!(d in laneOf)) { laneOf[d] = 1; lanes.push(d); } });
+    atts.forEach(function (a) {
+      a.devs = a.devices && a.devices.length ? a.devices : ["cpu"];
+      cpu += a.devs[0] === "cpu";
+      a.devs.forEach(function (d) { if (!(d in laneOf)) { laneOf[d] = { rows: [] }; lanes.push(d); } });
     });
     lanes.sort(function (p, q) { return String(p).localeCompare(String(q), undefined, { numeric: true }); });
-    lanes.forEach(function (d, i) { laneOf[d] = i; });
-    atts.forEach(function (a) {
-      var devs = a.devices && a.devices.length ? a.devices : null;
-      if (!devs) { cpu++; return; }
-      a.lanes = devs.map(function (d) { return laneOf[d]; });
+    var place = [];   /* [attempt, lane, row] */
+    atts.slice().sort(function (p, q) { return p.start - q.start; }).forEach(function (a) {
+      a.devs.forEach(function (d) {
+        var rows = laneOf[d].rows, end = a.end || now(), r = 0;
+        while (r < rows.length && rows[r] > a.start + 1e-6) r++;
+        rows[r] = end;
+        place.push([a, d, r]);
+      });
     });
-    /* trials on CPU only: lanes by slot, packed greedily */
-    var slotEnds = [];
-    atts.filter(function (a) { return !a.lanes; }).sort(function (a, b) { return a.start - b.start; }).forEach(function (a) {
-      var end = a.end || now(), i = 0;
-      while (i < slotEnds.length && slotEnds[i] > a.start + 1e-6) i++;
-      slotEnds[i] = end;
-      var name = "cpu slot " + (i + 1);
-      if (!(name in laneOf)) { laneOf[name] = lanes.length; lanes.push(name); }
-      a.lanes = [laneOf[name]];
-    });
-    var W = svg.node().clientWidth || 500, LH = 22, pad = { l: 110, r: 12, t: 6, b: 24 };
-    var H = pad.t + pad.b + Math.max(1, lanes.length) * LH;
+    var RH = 18, top = {}, y = 6;
+    lanes.forEach(function (d) { top[d] = y; y += Math.max(1, laneOf[d].rows.length) * RH + 4; });
+    var W = svg.node().clientWidth || 500, pad = { l: 110, r: 12, t: 6, b: 24 };
+    var H = y + pad.b;
     svg.attr("height", H).selectAll("*").remove();
     $("#gpu-note").textContent = lanes.length + " lanes · " + atts.length + " attempts" + (cpu && cpu === atts.length ? " (CPU only)" : "");
     if (!atts.length) return;
@@ -642,38 +641,41 @@
     var x = d3.scale.linear().domain([0, Math.max(1e-3, t1 - t0)]).range([pad.l, W - pad.r]);
     svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")")
       .call(d3.svg.axis().scale(x).orient("bottom").ticks(6).tickFormat(function (s) { return dur(s); }));
-    lanes.forEach(function (name, i) {
-      svg.append("text").attr("x", pad.l - 6).attr("y", pad.t + i * LH + 15).attr("text-anchor", "end")
-        .attr("data-lane", name).text(String(name).slice(0, 16)).append("title").text(name);
+    lanes.forEach(function (name) {
+      var label = name === "cpu" ? "CPU" : "GPU " + name;
+      svg.append("text").attr("x", pad.l - 6).attr("y", top[name] + 13).attr("text-anchor", "end")
+        .attr("data-lane", name).text(label.slice(0, 18)).append("title").text(label);
+      svg.append("line").attr("x1", pad.l).attr("x2", W - pad.r).attr("y1", top[name] - 2).attr("y2", top[name] - 2)
+        .style("stroke", "#e3e7eb");
     });
     var fill = { finished: "#2a9d50", stopped: "#d08a00", failed: "#d1343b", timeout: "#d1343b",
       lost: "#8a939c", canceled: "#8a939c", running: "#2f6fde", "not started": "#8a939c", disk: "#d1343b" };
-    atts.forEach(function (a) {
-      a.lanes.forEach(function (li) {
-        var x0 = x(a.start - t0), x1 = Math.max(x0 + 1, x((a.end || now()) - t0));
-        var g = svg.append("g").attr("class", "lane-bar").attr("data-lane-run", a.run);
-        g.append("rect").attr("x", x0).attr("y", pad.t + li * LH + 2).attr("width", x1 - x0).attr("height", LH - 4)
-          .style("fill", fill[a.outcome] || "#8a939c");
-        if (x1 - x0 > 64)
-          g.append("text").attr("x", x0 + 3).attr("y", pad.t + li * LH + 15).text(a.run);
-        g.append("title").text(a.run + " attempt " + a.attempt + ": " + a.outcome + ", " + dur((a.end || now()) - a.start));
-      });
+    place.forEach(function (p) {
+      var a = p[0], yy = top[p[1]] + p[2] * RH;
+      var x0 = x(a.start - t0), x1 = Math.max(x0 + 1, x((a.end || now()) - t0));
+      var g = svg.append("g").attr("class", "lane-bar").attr("data-lane-run", a.run);
+      g.append("rect").attr("x", x0).attr("y", yy).attr("width", x1 - x0).attr("height", RH - 2)
+        .style("fill", fill[a.outcome] || "#8a939c").style("stroke", "#fff").style("stroke-width", 0.5);
+      if (x1 - x0 > 64)
+        g.append("text").attr("x", x0 + 3).attr("y", yy + 12).text(a.run);
+      g.append("title").text(a.run + " attempt " + a.attempt + ": " + a.outcome + ", " + dur((a.end || now()) - a.start) +
+        (a.share != null && a.share < 1 ? ", " + num(a.share) + " of the device" : ""));
     });
-    drawUtil(m, svg, x, t0, laneOf, LH, pad);
+    drawUtil(m, svg, x, t0, top, laneOf, RH);
   }
 
-  /* Sampled utilisation: a thin line along the top of each lane. */
-  function drawUtil(m, svg, x, t0, laneOf, LH, pad) {
+  /* Sampled utilisation: a thin line across each device's lane. */
+  function drawUtil(m, svg, x, t0, top, laneOf, RH) {
     var byDev = {};
     (m.gpus.samples || []).forEach(function (s) {
       if (s[2] == null || !(s[0] in laneOf)) return;
       (byDev[s[0]] = byDev[s[0]] || []).push(s);
     });
     Object.keys(byDev).forEach(function (d) {
-      var li = laneOf[d], top = pad.t + li * LH + 2;
+      var y0 = top[d], h = Math.max(1, laneOf[d].rows.length) * RH - 2;
       svg.append("path").attr("class", "curve").attr("data-util", d).style("stroke", "#111").style("stroke-width", 1)
         .attr("d", d3.svg.line().x(function (s) { return x(s[1] - t0); })
-          .y(function (s) { return top + (LH - 4) * (1 - s[2] / 100); })(byDev[d]));
+          .y(function (s) { return y0 + h * (1 - s[2] / 100); })(byDev[d]));
     });
   }
 
