@@ -320,7 +320,7 @@
   }
 
   function rowHtml(m, r) {
-    return '<tr data-run="' + esc(r.id) + '" data-state="' + esc(r.state) + '"' + (m.selected[r.id] ? ' class="sel"' : "") + ">" +
+    return '<tr data-run="' + esc(r.id) + '" data-state="' + esc(r.state) + '"' + (!m.autoSelect && m.selected[r.id] ? ' class="sel"' : "") + ">" +
       "<td>" + esc(r.id) + "</td>" +
       '<td><span class="state s-' + esc(r.state) + '">' + esc(r.state) + "</span></td>" +
       '<td class="params" title="' + esc(short(r.params)) + '">' + esc(short(r.params)) + "</td>" +
@@ -629,7 +629,8 @@
         place.push([a, d, r]);
       });
     });
-    var RH = 18, top = {}, y = 6;
+    var nrows = lanes.reduce(function (n, d) { return n + Math.max(1, laneOf[d].rows.length); }, 0);
+    var RH = Math.max(4, Math.min(18, Math.floor(480 / nrows))), top = {}, y = 6;
     lanes.forEach(function (d) { top[d] = y; y += Math.max(1, laneOf[d].rows.length) * RH + 4; });
     var W = svg.node().clientWidth || 500, pad = { l: 110, r: 12, t: 6, b: 24 };
     var H = y + pad.b;
@@ -655,8 +656,8 @@
       var x0 = x(a.start - t0), x1 = Math.max(x0 + 1, x((a.end || now()) - t0));
       var g = svg.append("g").attr("class", "lane-bar").attr("data-lane-run", a.run);
       g.append("rect").attr("x", x0).attr("y", yy).attr("width", x1 - x0).attr("height", RH - 2)
-        .style("fill", fill[a.outcome] || "#8a939c").style("stroke", "#fff").style("stroke-width", 0.5);
-      if (x1 - x0 > 64)
+        .style("fill", fill[a.outcome] || "#8a939c").style("stroke", "#fff").style("stroke-width", RH >= 8 ? 0.5 : 0);
+      if (x1 - x0 > 64 && RH >= 14)
         g.append("text").attr("x", x0 + 3).attr("y", yy + 12).text(a.run);
       g.append("title").text(a.run + " attempt " + a.attempt + ": " + a.outcome + ", " + dur((a.end || now()) - a.start) +
         (a.share != null && a.share < 1 ? ", " + num(a.share) + " of the device" : ""));
@@ -743,6 +744,15 @@
       if (state !== m) return;
       drawBest(m); drawParallel(m); loadGpus(m);
     }, 1000);
+    /* what moves with time alone: running bars, elapsed, the report */
+    m.clock = setInterval(function () {
+      if (state !== m) return clearInterval(m.clock);
+      if (m.sweep.state !== "running") return;
+      drawLanes(m);
+      refreshReport();
+      m.rowsDirty = true;
+      m.renderLater();
+    }, 5000);
     source = new EventSource(API + "events?since=" + (m.seq || 0));
     source.onopen = function () { setLive(true, "live"); };
     source.onerror = function () { setLive(false, m.sweep && m.sweep.state !== "running" ? "ended" : "reconnecting"); };
