@@ -695,6 +695,9 @@
       get("runs/" + encodeURIComponent(r.id)).then(function (j) {
         var el = document.querySelector('[data-failed="' + CSS.escape(r.id) + '"] pre');
         if (el) el.textContent = (j.stderr_tail || "").split("\n").slice(-30).join("\n") || "(stderr.log is empty)";
+      }).catch(function (e) {
+        var el = document.querySelector('[data-failed="' + CSS.escape(r.id) + '"] pre');
+        if (el) el.textContent = e.message;
       });
     });
   }
@@ -724,10 +727,10 @@
     get("sweeps/" + encodeURIComponent(m.id)).then(function (j) {
       if (state !== m) return;
       m.report = j.report;
-      m.sweep.state = j.sweep.state;
+      if (!m.ended) m.sweep.state = j.sweep.state; /* may be older than the stream */
       renderReport(m);
       renderFacts(m);
-    });
+    }).catch(function () { /* the server went with its sweep */ });
   }, 3000);
 
   /* ---- the stream --------------------------------------------------- */
@@ -747,15 +750,18 @@
     /* what moves with time alone: running bars, elapsed, the report */
     m.clock = setInterval(function () {
       if (state !== m) return clearInterval(m.clock);
-      if (m.sweep.state !== "running") return;
+      if (m.sweep.state !== "running" || m.offline) return;
       drawLanes(m);
       refreshReport();
       m.rowsDirty = true;
       m.renderLater();
     }, 5000);
     source = new EventSource(API + "events?since=" + (m.seq || 0));
-    source.onopen = function () { setLive(true, "live"); };
-    source.onerror = function () { setLive(false, m.sweep && m.sweep.state !== "running" ? "ended" : "reconnecting"); };
+    source.onopen = function () { m.offline = false; setLive(true, "live"); };
+    source.onerror = function () {
+      m.offline = true;
+      setLive(false, m.sweep && m.sweep.state !== "running" ? "ended" : "reconnecting");
+    };
     source.addEventListener("run", function (e) {
       var ev = JSON.parse(e.data);
       if (ev.sweep !== m.id) return;
@@ -782,6 +788,7 @@
       var ev = JSON.parse(e.data);
       if (ev.sweep !== m.id) return;
       m.sweep.state = ev.state;
+      m.ended = ev.state !== "running";
       renderFacts(m);
       refreshReport();
     });
@@ -829,7 +836,8 @@
         }).slice(0, 8).map(function (r) { return r.id; });
         if (!top.length) return;
         get("sweeps/" + encodeURIComponent(s.sweep.id) + "/metrics?name=" + encodeURIComponent(metric) + "&runs=" + top.join(","))
-          .then(function (j) { miniCurves("#cmp-curves-" + i, j.series || {}, metric); });
+          .then(function (j) { miniCurves("#cmp-curves-" + i, j.series || {}, metric); })
+          .catch(function (e) { d3.select("#cmp-curves-" + i).append("text").attr("x", 10).attr("y", 20).text(e.message); });
       });
     }).catch(fail);
   }
