@@ -1,0 +1,208 @@
+/*
+ * promote.c - promotion ASHA, decided incrementally (promote.h).
+ *
+ * Each rung keeps its entries sorted best first (values with the sign
+ * flipped for a metric to maximize, so lower is better below; ties in
+ * the order they arrived). An entry is a run that reached the rung, its
+ * value there, and whether it was promoted out of it. At the rung with n
+ * entries the best floor(n / eta) may go on: the first of those not yet
+ * promoted is the rung's candidate. next() asks the rungs from the top
+ * down (finishing runs first frees the most, as the paper does).
+ */
+#include "search/promote.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweeps/error.h"
+
+typedef struct {
+    int64_t run;
+    double value; /* lower is better; +inf: not finite */
+    bool promoted;
+} entry;
+
+typedef struct {
+    int64_t iter;
+    entry *e;
+    size_t len, cap;
+} rung;
+
+struct sw_promoter {
+    double eta, sign;
+    rung rungs[SW_PROMOTER_MAX_RUNGS];
+    size_t n;
+};
+
+int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
+                    int64_t max_iter, bool maximize)
+{
+    sw_promoter *p;
+    double it;
+
+    if (min_iter < 1 || !(eta > 1) || !isfinite(eta) || max_iter < min_iter)
+        return sw_error_set(SW_EINVALID,
+                            "promotion ASHA wants min_iter >= 1, eta > 1 and "
+                            "max_iter >= min_iter");
+    p = sw_calloc(1, sizeof(*p));
+    p->eta = eta;
+    p->sign = maximize ? -1 : 1;
+    for (it = (double)min_iter; it < (double)max_iter; it *= eta) {
+        int64_t r = (int64_t)floor(it + 1e-9);
+
+        if (p->n + 1 >= SW_PROMOTER_MAX_RUNGS) {
+            sw_promoter_free(p);
+            return sw_error_set(SW_EINVALID,
+                                "promotion ASHA: more than %d rungs between "
+                                "min_iter and max_iter",
+                                SW_PROMOTER_MAX_RUNGS);
+        }
+        if (p->n == 0 || r > p->rungs[p->n - 1].iter)
+            p->rungs[p->n++].iter = r;
+    }
+    p->rungs[p->n++].iter = max_iter;
+    *out = p;
+    return SW_OK;
+}
+
+void sw_promoter_free(sw_promoter *p)
+{
+    size_t k;
+
+    if (!p)
+        return;
+    for (k = 0; k < p->n; k++)
+        free(p->rungs[k].e);
+    free(p);
+}
+
+size_t sw_promoter_rungs(const sw_promoter *p)
+{
+    return p->n;
+}
+
+int64_t sw_promoter_rung_iter(const sw_promoter *p, size_t k)
+{
+    return k < p->n ? p->rungs[k].iter : -1;
+}
+
+int sw_promoter_rung_of(const sw_promoter *p, int64_t iter)
+{
+    int k = -1;
+
+    while ((size_t)(k + 1) < p->n && p->rungs[k + 1].iter <= iter)
+        k++;
+    return k;
+}
+
+static entry *find(const rung *r, int64_t run)
+{
+    size_t i;
+
+    for (i = 0; i < r->len; i++)
+        if (r->e[i].run == run)
+            return &r->e[i];
+    return NULL;
+}
+
+void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
+{
+    rung *r;
+    double v;
+    size_t i;
+
+    if (k >= p->n || find(&p->rungs[k], run))
+        return;
+    r = &p->rungs[k];
+    v = isfinite(value) ? p->sign * value : INFINITY;
+    sw_grow(&r->e, &r->cap, r->len + 1, sizeof(*r->e));
+    for (i = r->len; i > 0 && r->e[i - 1].value > v; i--)
+        r->e[i] = r->e[i - 1]; /* after its equals: ties by arrival */
+    r->e[i].run = run;
+    r->e[i].value = v;
+    r->e[i].promoted = false;
+    r->len++;
+}
+
+void sw_promoter_mark(sw_promoter *p, int64_t run, size_t k)
+{
+    entry *e = k < p->n ? find(&p->rungs[k], run) : NULL;
+
+    if (e)
+        e->promoted = true;
+}
+
+/* How many of a rung's entries may go on: floor(n / eta). */
+static size_t quota(const sw_promoter *p, const rung *r)
+{
+    return (size_t)floor((double)r->len / p->eta + 1e-9);
+}
+
+bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to)
+{
+    size_t k, i, q;
+    rung *r;
+
+    for (k = p->n - 1; k-- > 0;) {
+        r = &p->rungs[k];
+        q = quota(p, r);
+        for (i = 0; i < q && i < r->len; i++) {
+            if (r->e[i].promoted || !isfinite(r->e[i].value))
+                continue;
+            r->e[i].promoted = true;
+            *run = r->e[i].run;
+            *to = k + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool sw_promoter_waiting(const sw_promoter *p, int64_t run, size_t *k)
+{
+    const entry *e;
+    size_t j;
+
+    for (j = p->n - 1; j-- > 0;) {
+        if ((e = find(&p->rungs[j], run))) {
+            *k = j;
+            return !e->promoted;
+        }
+    }
+    return false;
+}
+
+/* 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st. */
+static const char *ordinal(size_t n)
+{
+    if (n % 100 >= 11 && n % 100 <= 13)
+        return "th";
+    return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
+void sw_promoter_explain(const sw_promoter *p, int64_t run, sw_buf *out)
+{
+    const entry *e = NULL;
+    const rung *r = NULL;
+    size_t k, pos;
+
+    for (k = p->n; k-- > 0 && !e;)
+        if ((e = find(&p->rungs[k], run)))
+            r = &p->rungs[k];
+    if (!e) {
+        sw_buf_puts(out, "no rung reached yet");
+        return;
+    }
+    k = (size_t)(r - p->rungs);
+    pos = (size_t)(e - r->e) + 1;
+    sw_buf_printf(out, "rung %zu (iteration %lld): value %g, %zu%s of %zu", k,
+                  (long long)r->iter,
+                  isfinite(e->value) ? p->sign * e->value : NAN, pos,
+                  ordinal(pos), r->len);
+    if (k + 1 == p->n)
+        sw_buf_puts(out, ", the last rung: done");
+    else
+        sw_buf_printf(out, ", the top %zu go on: %s", quota(p, r),
+                      e->promoted ? "promoted" : "waits");
+}
