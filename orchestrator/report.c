@@ -186,6 +186,8 @@ static void totals(sw_report *r, const sw_report_data *d)
     r->gpu_seconds_capacity = r->gpus * r->wall_seconds;
     r->gpu_seconds_idle =
         fmax(0, r->gpu_seconds_capacity - r->gpu_seconds_busy);
+    r->gpu_seconds_mig_unused =
+        fmin(r->gpu_seconds_idle, fmax(0, d->mig_unused) * r->wall_seconds);
     r->occupancy = r->gpu_seconds_capacity > 0
                        ? r->gpu_seconds_busy / r->gpu_seconds_capacity
                        : NAN;
@@ -202,14 +204,36 @@ static size_t last_attempt(const sw_report_data *d, size_t run)
     return last;
 }
 
+/* The first and last times run `run` reported between t0 and t1; false
+ * when it reported fewer than two values there. */
+static bool report_span(const by_run *ix, size_t run, double t0, double t1,
+                        double *first, double *last)
+{
+    size_t i, n = 0, np = RUN_POINTS(ix, run);
+
+    for (i = 0; i < np; i++) {
+        const sw_report_point *p = RUN_POINT(ix, run, i);
+
+        if (p->time < t0 || p->time > t1)
+            continue;
+        *first = n == 0 ? p->time : fmin(*first, p->time);
+        *last = n == 0 ? p->time : fmax(*last, p->time);
+        n++;
+    }
+    return n >= 2 && *last > *first;
+}
+
 /* A stopped run would have gone on to the finished runs' length
- * (`full` iterations) at the pace of its last attempt. */
+ * (`full` iterations) at the pace of its last attempt: the time between
+ * its first and last reports over the iterations between them, so its
+ * start-up (before the first report) is not counted as training. With
+ * fewer than two reports, its duration over its iterations. */
 static void saved(sw_report *r, const by_run *ix, size_t run, size_t full)
 {
     const sw_report_data *d = ix->d;
     size_t last = last_attempt(d, run), done, k, i;
     const sw_report_attempt *a;
-    double pace, spent = 0, more;
+    double pace, spent = 0, more, t_first = 0, t_last = 0;
 
     done = iterations(ix, run, -INFINITY, INFINITY);
     if (last == d->n_attempts || done == 0 || done >= full)
@@ -218,7 +242,10 @@ static void saved(sw_report *r, const by_run *ix, size_t run, size_t full)
     k = iterations(ix, run, a->start, a->end);
     for (i = 0; i < d->n_attempts; i++)
         spent += d->attempts[i].run == run ? duration(&d->attempts[i]) : 0;
-    pace = k > 0 ? duration(a) / (double)k : spent / (double)done;
+    if (k >= 2 && report_span(ix, run, a->start, a->end, &t_first, &t_last))
+        pace = (t_last - t_first) / (double)(k - 1);
+    else
+        pace = k > 0 ? duration(a) / (double)k : spent / (double)done;
     more = (double)(full - done) * pace;
     r->trial_seconds_saved_by_stopping += more;
     r->gpu_seconds_saved_by_stopping += more * a->gpu;
@@ -446,6 +473,7 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
     num(b, "gpu_seconds_capacity", r->gpu_seconds_capacity, true);
     num(b, "gpu_seconds_busy", r->gpu_seconds_busy, true);
     num(b, "gpu_seconds_idle", r->gpu_seconds_idle, true);
+    num(b, "gpu_seconds_mig_unused", r->gpu_seconds_mig_unused, true);
     num(b, "occupancy", r->occupancy, true);
     num(b, "gpu_seconds_saved_by_stopping", r->gpu_seconds_saved_by_stopping,
         true);
@@ -495,6 +523,8 @@ static void gpu_rows(sw_buf *b, const sw_report *r)
     row(b, "GPU time, capacity", r->gpu_seconds_capacity, NULL);
     row(b, "GPU time, busy", r->gpu_seconds_busy, NULL);
     row(b, "GPU time, idle", r->gpu_seconds_idle, NULL);
+    if (r->gpu_seconds_mig_unused > 0)
+        row(b, "  of it, MIG slices unused", r->gpu_seconds_mig_unused, NULL);
     row(b, "occupancy", r->occupancy * 100, " %");
     row(b, "GPU time saved by stopping", r->gpu_seconds_saved_by_stopping,
         NULL);

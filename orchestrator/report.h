@@ -74,10 +74,13 @@ typedef struct {
     size_t n_attempts;
     sw_report_point *points; /* in the order they arrived */
     size_t n_points;
-    double gpus;      /* the inventory in GPUs; < 0: none recorded */
-    double util;      /* mean utilisation of gpu_samples, percent; NaN: none */
-    double price;     /* USD per GPU-hour; < 0: not given */
-    sw_budget budget; /* the sweep file's `budget:`; zeros: none */
+    double gpus;       /* the inventory in GPUs, each held whole (a GPU in
+                          MIG mode too); < 0: none recorded */
+    double mig_unused; /* of those, the GPUs' worth no MIG slice covers
+                          (2/7 of a GPU split 3g + 1g + 1g) */
+    double util;       /* mean utilisation of gpu_samples, percent; NaN: none */
+    double price;      /* USD per GPU-hour; < 0: not given */
+    sw_budget budget;  /* the sweep file's `budget:`; zeros: none */
 } sw_report_data;
 
 void sw_report_data_dispose(sw_report_data *d);
@@ -88,6 +91,8 @@ typedef struct {
     double wall_seconds;
     double gpus;
     double gpu_seconds_capacity, gpu_seconds_busy, gpu_seconds_idle;
+    double gpu_seconds_mig_unused; /* of the idle: MIG capacity no slice
+                                      covers, for the whole wall time */
     double occupancy;
     double gpu_seconds_saved_by_stopping, gpu_seconds_lost_to_failures;
     double trial_seconds, trial_seconds_saved_by_stopping,

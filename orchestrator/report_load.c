@@ -89,12 +89,17 @@ static bool declared(const sw_sweep_rec *s, const sw_spec *spec,
     return text && sw_gpus_declare(inv, text) == SW_OK && inv->n_devices > 0;
 }
 
-static double declared_gpus(const sw_gpu_inventory *inv, fractions *f)
+/* The declared GPUs, each whole: a GPU in MIG mode is held whole
+ * however it is split. *unused is the part of them no slice covers (in
+ * GPUs: 2/7 for a 3g + 2 x 1g split). */
+static double declared_gpus(const sw_gpu_inventory *inv, fractions *f,
+                            double *unused)
 {
-    double total = 0, v;
+    double v, *sliced = sw_calloc(inv->n_gpus + 1, sizeof(*sliced));
     char *key;
     size_t i;
 
+    *unused = 0;
     for (i = 0; i < inv->n_devices; i++) {
         v = inv->devices[i].mig >= 0
                 ? (double)inv->devices[i].slices / SW_GPUS_MAX_SLICES
@@ -102,9 +107,14 @@ static double declared_gpus(const sw_gpu_inventory *inv, fractions *f)
         key = sw_gpus_device_key(inv, i);
         frac_set(f, key, v);
         free(key);
-        total += v;
+        if (inv->devices[i].mig >= 0 && inv->devices[i].gpu < inv->n_gpus)
+            sliced[inv->devices[i].gpu] += v;
     }
-    return total;
+    for (i = 0; i < inv->n_gpus; i++)
+        if (inv->gpus[i].mig)
+            *unused += fmax(0, 1 - sliced[i]);
+    free(sliced);
+    return (double)inv->n_gpus;
 }
 
 /* The parsed runs.gpus JSON in *out (the caller frees it), its share in
@@ -301,20 +311,47 @@ static int add_point(void *ctx, const char *run_id, int64_t step,
     return 0;
 }
 
+/* The GPUs that were sampled, by NVML index: how much of each the
+ * sampled MIG slices cover (a whole GPU: 1). */
 typedef struct {
     const fractions *f;
-    double total;
-    size_t n;
+    int64_t *gpu;
+    double *covered;
+    bool *mig;
+    size_t n, cap, cap2, cap3;
 } sampled_ctx;
 
-static int add_sampled(void *ctx, const char *device, bool mig)
+static int add_sampled(void *ctx, const char *device, int64_t gpu, bool mig)
 {
     sampled_ctx *c = ctx;
+    size_t i;
 
-    (void)mig; /* frac_get knows a MIG key by its name */
-    c->total += frac_get(c->f, device);
-    c->n++;
+    for (i = 0; i < c->n && c->gpu[i] != gpu; i++)
+        ;
+    if (i == c->n) {
+        sw_grow(&c->gpu, &c->cap, c->n + 1, sizeof(*c->gpu));
+        sw_grow(&c->covered, &c->cap2, c->n + 1, sizeof(*c->covered));
+        sw_grow(&c->mig, &c->cap3, c->n + 1, sizeof(*c->mig));
+        c->gpu[i] = gpu, c->covered[i] = 0, c->mig[i] = mig;
+        c->n++;
+    }
+    c->covered[i] += mig ? frac_get(c->f, device) : 1;
     return 0;
+}
+
+/* Each sampled GPU whole, and in *unused what its slices left over. */
+static double sampled_gpus(sampled_ctx *c, double *unused)
+{
+    size_t i;
+
+    *unused = 0;
+    for (i = 0; i < c->n; i++)
+        if (c->mig[i])
+            *unused += fmax(0, 1 - c->covered[i]);
+    free(c->gpu);
+    free(c->covered);
+    free(c->mig);
+    return (double)c->n;
 }
 
 static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
@@ -326,13 +363,14 @@ static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
     fractions f = {0};
     size_t n_rows = 0, n = 0, i, next = 0, cap = 0;
     points_ctx pc = {d, NULL, 0};
-    sampled_ctx sc = {&f, 0, 0};
+    sampled_ctx sc = {&f, NULL, NULL, NULL, 0, 0, 0, 0};
+    double unused = 0;
     bool decl;
     int error;
 
     sw_gpus_init(&inv);
     decl = declared(s, spec, &inv);
-    d->gpus = decl ? declared_gpus(&inv, &f) : -1;
+    d->gpus = decl ? declared_gpus(&inv, &f, &d->mig_unused) : -1;
     error = sw_store_list_runs(st, s->id, &runs, &n);
     if (!error)
         error = sw_store_list_attempts(st, s->id, &rows, &n_rows);
@@ -341,7 +379,9 @@ static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
     if (!error)
         error = sw_store_sampled_devices(st, s->id, add_sampled, &sc, &d->util);
     if (!error && !decl && sc.n > 0)
-        d->gpus = sc.total;
+        d->gpus = sampled_gpus(&sc, &d->mig_unused);
+    else
+        (void)sampled_gpus(&sc, &unused);
     d->runs = sw_calloc(n + 1, sizeof(*d->runs));
     for (i = 0; !error && i < n; i++) {
         d->runs[i].id = sw_strdup(runs[i].id);

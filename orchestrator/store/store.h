@@ -273,9 +273,11 @@ int sw_store_sweep_points(sw_store *st, const char *sweep_id, const char *name,
                           sw_store_point_fn fn, void *ctx);
 
 /* What gpu_samples hold of a sweep: `fn` is called once per device
- * sampled (its key, and whether it is a MIG slice), and *util is the
- * mean of every utilisation sample (NaN when there is none). */
-typedef int (*sw_store_device_fn)(void *ctx, const char *device, bool mig);
+ * sampled (its key, its GPU's NVML index, and whether it is a MIG
+ * slice), and *util is the mean of every utilisation sample (NaN when
+ * there is none). */
+typedef int (*sw_store_device_fn)(void *ctx, const char *device, int64_t gpu,
+                                  bool mig);
 int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
                              sw_store_device_fn fn, void *ctx, double *util);
 

@@ -181,7 +181,8 @@ int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
         return error;
     error =
         sw_store__prepare(st,
-                          "SELECT device, max(mig IS NOT NULL) FROM gpu_samples"
+                          "SELECT device, max(mig IS NOT NULL), min(gpu) FROM"
+                          " gpu_samples"
                           " WHERE sweep_id = ?1 GROUP BY device ORDER BY"
                           " min(gpu), min(ifnull(mig, -1))",
                           &s, "read gpu samples");
@@ -191,7 +192,7 @@ int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
         error = sw_store__fail_io(st, "read gpu samples");
     while (!error && (rc = sqlite3_step(s)) == SQLITE_ROW)
         error = fn(ctx, (const char *)sqlite3_column_text(s, 0),
-                   sqlite3_column_int(s, 1) != 0);
+                   sqlite3_column_int64(s, 2), sqlite3_column_int(s, 1) != 0);
     if (!error && rc != SQLITE_DONE)
         error = sw_store__fail_io(st, "read gpu samples");
     sqlite3_finalize(s);

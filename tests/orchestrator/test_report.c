@@ -478,6 +478,80 @@ static void test_load_from_a_store(void **state)
     free(path);
 }
 
+/* A GPU in MIG mode split 3g + 1g + 1g (5 of its 7 slices) is held
+ * whole: 2 GPUs of capacity, not 1 + 5/7, and the 2/7 no slice covers
+ * are idle the whole time, a figure of their own (and in the cost). */
+static void test_mig_partly_split(void **state)
+{
+    char dir[] = "/tmp/sw_report_XXXXXX", *path;
+    sw_sweep_rec s = {.id = "s1",
+                      .file = "sweep.yaml",
+                      .config = "method: grid\n",
+                      .method = "grid",
+                      .metric = "loss",
+                      .goal = "minimize",
+                      .state = "finished",
+                      .cwd = "/",
+                      .parallel = 2,
+                      .gpus = "1,1:mig=3g.40gb+1g.10gb+1g.10gb"};
+    sw_run_rec r1 = a_run("s1-1", 0, SW_RUN_FINISHED, 100, 170,
+                          "{\"devices\": [\"0\"], \"share\": 1}");
+    sw_run_rec r2 = a_run("s1-2", 1, SW_RUN_FINISHED, 100, 170,
+                          "{\"devices\": [\"1/0\"], \"share\": 1}");
+    sw_report_data d;
+    sw_store *st;
+    sw_report r;
+    sw_buf b = SW_BUF_INIT;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    path = sw_aprintf("%s/sweep.db", dir);
+    assert_int_equal(sw_store_open(&st, path, true), SW_OK);
+    assert_int_equal(sw_store_put_sweep(st, &s), SW_OK);
+    assert_int_equal(sw_store_put_run(st, &r1), SW_OK);
+    assert_int_equal(sw_store_put_run(st, &r2), SW_OK);
+    assert_int_equal(sw_report_load(st, NULL, 2.0, 300, &d), SW_OK);
+    sw_report_compute(&r, &d);
+    assert_near(r.gpus, 2);
+    assert_near(r.wall_seconds, 70);
+    assert_near(r.gpu_seconds_capacity, 140);
+    /* 70 s x 1 + 70 s x 3/7 */
+    assert_near(r.gpu_seconds_busy, 70 + 30);
+    assert_near(r.gpu_seconds_idle, 40);
+    /* 2/7 of a GPU for 70 s, never sliced; the unused 1g slices' 20 s
+     * are idle too, but in slices that exist */
+    assert_near(r.gpu_seconds_mig_unused, 20);
+    assert_near(r.cost, 140.0 / 3600 * 2.0);
+    sw_report_write_text(&b, &d, &r);
+    assert_non_null(strstr(sw_buf_cstr(&b), "of it, MIG slices unused"));
+    sw_buf_dispose(&b);
+    sw_report_data_dispose(&d);
+    sw_store_close(st);
+    sw_test_rm_tree(dir);
+    free(path);
+}
+
+/* A stopped run's pace is the time between its reports, not its
+ * attempt's length over its reports: 15 s of start-up before its first
+ * report is not training time it would have spent again. */
+static void test_pace_without_startup(void **state)
+{
+    scenario s;
+    sw_report r;
+    size_t i;
+
+    (void)state;
+    make(&s);
+    /* r2 ran 1040 .. 1060 and reported steps 1 and 2 at 1055 and 1058 */
+    for (i = 0; i < s.d.n_points; i++)
+        if (s.points[i].run == 2)
+            s.points[i].time = s.points[i].step == 1 ? 1055 : 1058;
+    sw_report_compute(&r, &s.d);
+    /* 8 more iterations x 3 s (not x 10 s: 20 s over 2) */
+    assert_near(r.trial_seconds_saved_by_stopping, 24);
+    assert_near(r.gpu_seconds_saved_by_stopping, 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +565,8 @@ int main(void)
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_plot_stacks_in_start_order),
         cmocka_unit_test(test_load_from_a_store),
+        cmocka_unit_test(test_mig_partly_split),
+        cmocka_unit_test(test_pace_without_startup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

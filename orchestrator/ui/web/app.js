@@ -704,6 +704,7 @@
 
   var FIGURES = [["wall_seconds", "wall time", dur], ["gpus", "GPUs", num],
     ["gpu_seconds_busy", "GPU time busy", dur], ["gpu_seconds_idle", "GPU time idle", dur],
+    ["gpu_seconds_mig_unused", "of it, MIG slices unused", dur],
     ["occupancy", "occupancy", function (v) { return v == null ? "" : (v * 100).toFixed(1) + " %"; }],
     ["gpu_seconds_saved_by_stopping", "saved by stopping", dur],
     ["gpu_seconds_lost_to_failures", "lost to failures", dur],
