@@ -69,19 +69,15 @@ try {
     check(first >= 1 && state0, 'rows carry data-state');
     // rows appear as runs start
     await until('more rows', async () => (await rows()) > first);
-    // curves grow as values arrive
-    const running = await until('a running curve', async () => {
-      const ids = await page.$$eval('#runs tbody tr[data-state="running"]', (t) => t.map((x) => x.dataset.run));
-      for (const id of ids) {
-        const n = await page.locator(`[data-curve="${id}"]`).getAttribute('data-points').catch(() => null);
-        if (n !== null) return { id, n: Number(n) };
-      }
-      return null;
-    });
-    await until(`the curve of ${running.id} to grow`, async () => {
-      const n = await page.locator(`[data-curve="${running.id}"]`).getAttribute('data-points').catch(() => null);
-      return n !== null && Number(n) > running.n;
-    }, 15000);
+    // curves grow as values arrive (some curve: a run may be stopped,
+    // and its curve end, at any moment)
+    const points = () => page.$$eval('#curves [data-curve]', (t) => Object.fromEntries(t.map((x) => [x.dataset.curve, Number(x.dataset.points)])));
+    const before = await until('a curve', async () => { const p = await points(); return Object.keys(p).length ? p : null; });
+    const running = await until('a curve to grow', async () => {
+      const now = await points();
+      const id = Object.keys(now).find((k) => before[k] !== undefined && now[k] > before[k]);
+      return id ? { id, n: before[id] } : null;
+    }, 30000);
     // a stopped run is marked where the rule stopped it
     await until('a stop mark', async () => (await page.locator('[data-stopped-at]').count()) > 0, 40000);
     const stop = await checkStopMark();
@@ -126,6 +122,9 @@ try {
     await until('GPU lanes', async () => (await page.locator('[data-lane-run]').count()) > 0);
     const lanes = await page.$$eval('#lanes [data-lane]', (t) => t.map((x) => x.dataset.lane));
     check(lanes.join(',') === '0,1', `the lanes are the two declared GPUs, not ${lanes}`);
+    const occ = Number(await page.getAttribute('#lanes [data-occupancy]', 'data-occupancy'));
+    const rep = (await api(`sweeps/${id}`)).report.occupancy;
+    check(Math.abs(occ - rep) < 0.02, `the lanes' occupancy ${occ} is not the report's ${rep}`);
     await page.screenshot({ path: `${art}/ended.png`, fullPage: true });
     await page.goto(url.replace(/#.*$/, '#/'));
     await page.waitForSelector('#sweeps tbody tr');

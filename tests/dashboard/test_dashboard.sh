@@ -47,7 +47,7 @@ early_terminate: {type: hyperband, min_iter: 2, eta: 2}
 resources: {gpus: 0.5}
 command: [$work/trial.sh, "\${args}"]
 parameters:
-  x: {values: [2, 1, 3, 0, 4, 9, 5, 6, 7, 8, 2.5, 1.5]}
+  x: {values: [2, 1, 3, 0, 4, 9, 5, 6, 7, 8, 2.5, 1.5, 10, 11, 12, 13, 14, 15, 0.5, 3.5]}
 YAML
 
 # dashboard URL from a command's output file, waiting for it

@@ -221,7 +221,8 @@
       '<div class="grid">' +
       '<div class="panel"><h2>Learning curves <small id="curve-note"></small></h2>' +
       '<div class="toolbar"><select id="curve-metric"></select>' +
-      '<select id="curve-x"><option value="step">x: step</option><option value="time">x: time</option></select></div>' +
+      '<select id="curve-x"><option value="step">x: step</option><option value="time">x: time</option></select>' +
+      '<select id="curve-y"><option value="linear">y: linear</option><option value="log">y: log</option></select></div>' +
       '<svg id="curves" width="100%" height="300"></svg><div class="legend" id="curve-legend"></div></div>' +
       '<div class="panel"><h2>Best so far <small>' + esc(m.metric || "no metric") + '</small></h2>' +
       '<svg id="best" width="100%" height="300"></svg></div>' +
@@ -232,6 +233,7 @@
       '<div class="panel"><h2>Report <small>as sweep report computes it</small></h2><div id="report"></div></div></div>';
     $("#filter").oninput = function () { m.filter = this.value; m.rowsDirty = true; renderRows(m); };
     $("#curve-x").onchange = function () { m.xBy = this.value; drawCurves(m); };
+    $("#curve-y").onchange = function () { m.yLog = this.value === "log"; drawCurves(m); };
     $("#curve-metric").onchange = function () { m.curveMetric = this.value; m.series = {}; loadCurves(m); };
   }
 
@@ -458,14 +460,16 @@
       return;
     }
     var x = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[0]; })).range([pad.l, W - pad.r]);
-    var y = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[1]; })).nice().range([H - pad.b, pad.t]);
+    var ext = d3.extent(pts, function (p) { return p[1]; });
+    var logOk = m.yLog && ext[0] > 0;   /* a log axis needs values above 0 */
+    var y = (logOk ? d3.scale.log() : d3.scale.linear()).domain(ext).nice().range([H - pad.b, pad.t]);
     svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")")
       .call(d3.svg.axis().scale(x).orient("bottom").ticks(8));
     svg.append("g").attr("class", "axis").attr("transform", "translate(" + pad.l + ",0)")
       .call(d3.svg.axis().scale(y).orient("left").ticks(6));
     svg.append("text").attr("x", W - pad.r).attr("y", H - 2).attr("text-anchor", "end")
       .text(xi === 2 ? "seconds since the first value" : "step");
-    var line = d3.svg.line().defined(function (p) { return p[1] != null; })
+    var line = d3.svg.line().defined(function (p) { return p[1] != null && (!logOk || p[1] > 0); })
       .x(function (p) { return x(p[2]); }).y(function (p) { return y(p[1]); });
     var legend = "";
     ids.forEach(function (id) {
@@ -630,7 +634,8 @@
       });
     });
     var nrows = lanes.reduce(function (n, d) { return n + Math.max(1, laneOf[d].rows.length); }, 0);
-    var RH = Math.max(4, Math.min(18, Math.floor(480 / nrows))), top = {}, y = 6;
+    var OCC = 36; /* the occupancy band above the lanes */
+    var RH = Math.max(4, Math.min(18, Math.floor(480 / nrows))), top = {}, y = 6 + OCC + 6;
     lanes.forEach(function (d) { top[d] = y; y += Math.max(1, laneOf[d].rows.length) * RH + 4; });
     var W = svg.node().clientWidth || 500, pad = { l: 110, r: 12, t: 6, b: 24 };
     var H = y + pad.b;
@@ -663,6 +668,38 @@
         (a.share != null && a.share < 1 ? ", " + num(a.share) + " of the device" : ""));
     });
     drawUtil(m, svg, x, t0, top, laneOf, RH);
+    drawOccupancy(svg, atts, lanes, x, t0, t1, pad, OCC);
+  }
+
+  /* How much of the lanes was held over time: each attempt's share of
+   * each device it held, over the devices (a CPU lane: its rows). */
+  function drawOccupancy(svg, atts, lanes, x, t0, t1, pad, OCC) {
+    var cap = lanes.length, edges = [];
+    atts.forEach(function (a) {
+      var g = a.devs[0] === "cpu" ? 1 : a.devs.length * (a.share != null ? Math.min(1, a.share) : 1);
+      edges.push([a.start - t0, g], [(a.end || now()) - t0, -g]);
+    });
+    if (lanes.length === 1 && lanes[0] === "cpu") {   /* CPU only: the most held at once */
+      var held0 = 0;
+      cap = 0;
+      edges.slice().sort(function (p, q) { return p[0] - q[0] || p[1] - q[1]; })
+        .forEach(function (e) { held0 += e[1]; cap = Math.max(cap, held0); });
+    }
+    edges.sort(function (p, q) { return p[0] - q[0] || p[1] - q[1]; });
+    var held = 0, pts = [[0, 0]], area = 0, last = 0;
+    edges.forEach(function (e) {
+      area += held * (e[0] - last);
+      last = e[0];
+      held += e[1];
+      pts.push([e[0], Math.max(0, held) / Math.max(1, cap)]);
+    });
+    var y = d3.scale.linear().domain([0, 1]).range([6 + OCC, 6]);
+    svg.append("path").attr("d", d3.svg.area().interpolate("step-after")
+      .x(function (p) { return x(p[0]); }).y0(6 + OCC).y1(function (p) { return y(p[1]); })(pts))
+      .style("fill", "#c9d8f5").style("stroke", "#2f6fde").style("stroke-width", 1)
+      .attr("data-occupancy", ((area / Math.max(1e-9, t1 - t0)) / Math.max(1, cap)).toFixed(3));
+    svg.append("text").attr("x", pad.l - 6).attr("y", 6 + OCC / 2 + 4).attr("text-anchor", "end")
+      .text("occupancy " + Math.round(100 * (area / Math.max(1e-9, t1 - t0)) / Math.max(1, cap)) + " %");
   }
 
   /* Sampled utilisation: a thin line across each device's lane. */
@@ -714,7 +751,9 @@
 
   function figureTable(rep) {
     if (!rep) return "";
-    return "<table class=\"report\">" + FIGURES.map(function (f) {
+    return "<table class=\"report\">" + FIGURES.filter(function (f) {
+      return f[0] !== "gpu_seconds_mig_unused" || rep[f[0]] > 0;   /* only where MIG left some */
+    }).map(function (f) {
       var v = rep[f[0]];
       return '<tr data-figure="' + f[0] + '"><td>' + f[1] + '</td><td class="num">' + (v == null ? "–" : f[2](v)) + "</td></tr>";
     }).join("") + "</table>";
