@@ -99,7 +99,7 @@ struct sw_metrics_report {
     bool too_large;
     sw_metric_batch batch;
     int status;
-    bool stop;
+    bool stop, pause;
     char *message;
     peer *peer;                   /* its connection's */
     sw_metrics_report *next;      /* in the queue */
@@ -165,15 +165,17 @@ static void wake(stream *list);
 /* ---- answers -------------------------------------------------------- */
 
 /* Queues the answer: `{"stop": ...}` for a 200, else `{"error": msg}`. */
-static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
-                               const char *message)
+static enum MHD_Result respond_as(struct MHD_Connection *c, int status,
+                                  bool stop, bool pause, const char *message)
 {
     sw_buf b = SW_BUF_INIT;
     struct MHD_Response *r;
     enum MHD_Result ok;
 
     if (status == MHD_HTTP_OK) {
-        sw_buf_puts(&b, stop ? "{\"stop\": true}\n" : "{\"stop\": false}\n");
+        sw_buf_puts(&b, stop && pause ? "{\"stop\": true, \"pause\": true}\n"
+                        : stop        ? "{\"stop\": true}\n"
+                                      : "{\"stop\": false}\n");
     } else {
         sw_buf_puts(&b, "{\"error\": ");
         sw_json_write_string(&b, message ? message : "error");
@@ -193,6 +195,12 @@ static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
     ok = MHD_queue_response(c, (unsigned int)status, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
+                               const char *message)
+{
+    return respond_as(c, status, stop, false, message);
 }
 
 /* ---- tokens --------------------------------------------------------- */
@@ -947,8 +955,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (r->phase == REQ_ANSWERED)
-        return respond(c, r->status, r->stop,
-                       r->message ? r->message : why(r->status));
+        return respond_as(c, r->status, r->stop, r->pause,
+                          r->message ? r->message : why(r->status));
     if (*size) {
         take_body(s, r, data, *size);
         *size = 0;
@@ -1036,6 +1044,12 @@ void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
     r->next_done = s->done;
     s->done = r;
     pthread_mutex_unlock(&s->lock);
+}
+
+void sw_metrics_report_answer_pause(sw_metrics_report *r)
+{
+    r->pause = true; /* read once flush() has resumed its connection */
+    sw_metrics_report_answer(r, 200, true, NULL);
 }
 
 void sw_metrics_server_flush(sw_metrics_server *s)

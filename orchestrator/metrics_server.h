@@ -130,6 +130,9 @@ const sw_metric_batch *sw_metrics_report_batch(const sw_metrics_report *r);
 void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,
                               const char *message);
 void sw_metrics_server_flush(sw_metrics_server *s);
+/* Answers `r` 200 with {"stop": true, "pause": true}: the run reached its
+ * rung and should save its checkpoint and exit (promotion ASHA). */
+void sw_metrics_report_answer_pause(sw_metrics_report *r);
 
 /* Sends one event to every open event stream: `name` (a word) and
  * `json` (one line) become an SSE message with the next id. The last

@@ -23,7 +23,8 @@
     X(FINISHED, "finished")                                                    \
     X(FAILED, "failed")                                                        \
     X(STOPPED, "stopped") /* ended early by a stopping rule */                 \
-    X(CANCELED, "canceled")
+    X(CANCELED, "canceled")                                                    \
+    X(PAUSED, "paused") /* at a rung, waiting to be promoted (promote.h) */
 
 /* How one attempt of a run ended (attempts.outcome). */
 #define SW_OUTCOMES(X)                                                         \
@@ -34,7 +35,8 @@
     X(STOPPED, "stopped")         /* by the stopping rule */                   \
     X(CANCELED, "canceled")       /* also an interrupted one */                \
     X(NOT_STARTED, "not started") /* its launch failed */                      \
-    X(DISK, "disk") /* the machine's disk failed it (full, an I/O error) */
+    X(DISK, "disk") /* the machine's disk failed it (full, an I/O error) */    \
+    X(PAUSED, "paused") /* it reached its rung and stopped to wait there */
 
 /* A sweep's state (sweeps.state). A canceled sweep is documented in
  * docs/schema.md but never written by this sweep; an export still

@@ -133,6 +133,14 @@ void sw_promoter_mark(sw_promoter *p, int64_t run, size_t k)
         e->promoted = true;
 }
 
+void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k)
+{
+    entry *e = k < p->n ? find(&p->rungs[k], run) : NULL;
+
+    if (e)
+        e->promoted = false;
+}
+
 /* How many of a rung's entries may go on: floor(n / eta). */
 static size_t quota(const sw_promoter *p, const rung *r)
 {
@@ -157,6 +165,16 @@ bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to)
         }
     }
     return false;
+}
+
+int64_t sw_promoter_target(const sw_promoter *p, int64_t run)
+{
+    size_t k;
+
+    for (k = p->n; k-- > 0;)
+        if (find(&p->rungs[k], run))
+            return p->rungs[k + 1 < p->n ? k + 1 : k].iter;
+    return p->rungs[0].iter;
 }
 
 bool sw_promoter_waiting(const sw_promoter *p, int64_t run, size_t *k)

@@ -57,11 +57,20 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value);
  * promotions it made). Ignored for a run not recorded there. */
 void sw_promoter_mark(sw_promoter *p, int64_t run, size_t k);
 
+/* Undoes a promotion next() gave that the caller could not make yet
+ * (the run has not stopped at its rung): it is due again. */
+void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k);
+
 /* The next promotion due, top rung first: a run at some rung k below the
  * last that is among the best floor(n_k / eta) of the n_k runs recorded
  * at k and not promoted yet. True with *run and *to (k + 1) set, and the
  * run marked promoted; false when none is due (start a new one). */
 bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to);
+
+/* The iteration `run` trains to next: the rung after the highest one it
+ * was recorded at (the last rung's iteration once there), or the first
+ * rung for a run never recorded. */
+int64_t sw_promoter_target(const sw_promoter *p, int64_t run);
 
 /* Whether `run` waits at some rung below the last, not promoted: paused.
  * *k is that rung. */

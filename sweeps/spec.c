@@ -570,6 +570,7 @@ static const struct {
     {"warmup", MEDIAN},
     {"min_runs", MEDIAN},
     {"grace", HB | ASHA | MEDIAN},
+    {"promote", ASHA},
 };
 
 #define N_ET_KEYS (sizeof(et_keys) / sizeof(*et_keys))
@@ -648,6 +649,9 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
         et_count(c, v, path, 0, &et->warmup);
     } else if (strcmp(key, "min_runs") == 0) {
         et_count(c, v, path, 1, &et->min_runs);
+    } else if (strcmp(key, "promote") == 0) {
+        if (sw_spec__want(c, v, path, SW_BOOL))
+            et->promote = v->u.b;
     } else if (strcmp(key, "grace") == 0) {
         if (sw_spec__want_number(c, v, path, &et->grace) && et->grace < 0)
             sw_spec__err(c, v, path, "must be a number of seconds, at least 0");
@@ -702,6 +706,10 @@ static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
         et_check_bands(c, v, path);
     else if (rule == SW_STOP_ASHA && !sw_value_map_get(v, "min_iter"))
         sw_spec__err(c, v, path, "asha needs min_iter: its first rung");
+    else if (rule == SW_STOP_ASHA && et->promote && !et->max_iter)
+        sw_spec__err(c, v, path,
+                     "asha with promote needs max_iter: the iteration a "
+                     "promoted run trains to last");
     else if (rule == SW_STOP_ASHA && et->max_iter &&
              et->max_iter <= et->min_iter)
         sw_spec__err(c, sw_value_map_get(v, "max_iter"),

@@ -100,6 +100,8 @@ typedef struct {
     bool strict;                /* hyperband; default true, as W&B */
     int64_t warmup;             /* median; default 0 */
     int64_t min_runs;           /* median; default 3 */
+    bool promote;               /* asha: pause at rungs and promote
+                                   (promote.h); needs max_iter */
     double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
 

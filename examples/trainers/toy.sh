@@ -3,6 +3,8 @@
 # --steps steps of --sleep seconds, reporting `@metrics` lines, and
 # checkpoints its step in $SWEEP_CHECKPOINT_DIR so a rerun resumes.
 # --fail=N exits 3 at step N on the first attempt (to exercise retries).
+# Under promotion ASHA it trains only to $SWEEP_TRAIN_UNTIL, then exits;
+# promoted, it resumes from its checkpoint.
 x=0 y=0 steps=5 nap=0.05 fail=0
 for a in "$@"; do
   case "$a" in
@@ -16,7 +18,9 @@ done
 dir=${SWEEP_CHECKPOINT_DIR:-.}
 i=0
 [ -f "$dir/step" ] && i=$(cat "$dir/step")
-while [ "$i" -lt "$steps" ]; do
+until=$steps
+[ -n "${SWEEP_TRAIN_UNTIL:-}" ] && [ "$SWEEP_TRAIN_UNTIL" -lt "$steps" ] && until=$SWEEP_TRAIN_UNTIL
+while [ "$i" -lt "$until" ]; do
   i=$((i + 1))
   sleep "$nap"
   if [ "$i" -eq "$fail" ] && [ "${SWEEP_ATTEMPT:-1}" -eq 1 ]; then

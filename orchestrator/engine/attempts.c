@@ -25,6 +25,8 @@ static sw_outcome outcome(const sw_run_rec *r, const sw_attempt_end *end)
         return SW_OUTCOME_STOPPED;
     case SW_RUN_CANCELED:
         return SW_OUTCOME_CANCELED;
+    case SW_RUN_PAUSED:
+        return SW_OUTCOME_PAUSED;
     default:
         break;
     }

@@ -56,6 +56,9 @@ char **sw_contract_env(const sw_contract *c)
         env[n++] = sw_aprintf("SWEEP_TOKEN=%s", c->token);
     if (c->devices)
         env[n++] = sw_aprintf("CUDA_VISIBLE_DEVICES=%s", c->devices);
+    if (c->train_until > 0)
+        env[n++] =
+            sw_aprintf("SWEEP_TRAIN_UNTIL=%lld", (long long)c->train_until);
     free(dir);
     return env;
 }

@@ -28,6 +28,8 @@ typedef struct {
     const char *metrics_url; /* SWEEP_METRICS_URL; NULL: not set */
     const char *token;       /* SWEEP_TOKEN; NULL: not set */
     const char *devices;     /* CUDA_VISIBLE_DEVICES; NULL: inherited */
+    int64_t train_until;     /* SWEEP_TRAIN_UNTIL (promotion ASHA: the
+                                iteration to train to); 0: not set */
 } sw_contract;
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. Borrowed. */

@@ -31,6 +31,7 @@
 #include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 #include "orchestrator/ui/site.h"
+#include "search/promote.h"
 #include "orchestrator/provenance.h"
 #include "search/search.h"
 #include "search/stopping.h"
@@ -135,6 +136,7 @@ void sw_engine__dispose(sw_engine *e)
     sw_site_free(e->site);
     free(e->view_token);
     sw_stopper_free(e->stopper);
+    sw_promoter_free(e->promoter);
     sw_engine__gpus_free(e);
     free(e->listen);
     sw_executor_free(e->ex);

@@ -116,6 +116,12 @@ typedef struct {
     bool stop;          /* the rule stopped it: every answer says so */
     char *stop_why;     /* the rule's verdict ("iteration 3, band 3: ..."),
                            for the run's reason; NULL: none */
+    bool pause;         /* it reached its rung: it ends `paused` (with
+                           stop, so every answer says stop and pause) */
+    int64_t target;     /* promotion ASHA: the iteration it trains to
+                           (SWEEP_TRAIN_UNTIL); 0: none yet */
+    int64_t values;     /* the metric's values this attempt reported:
+                           its iterations when they come without steps */
     double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
     sw_slot_gpus *gpus; /* devices.c: the devices it holds; NULL: none */
     /* the first step the attempt reported (attempts.first_step); -1: none
@@ -185,9 +191,11 @@ struct sw_engine {
     char *view_token;          /* what a browser must show (--listen off
                                   loopback); NULL: none needed */
     sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
-    uint64_t stop_generation;  /* the stopper's, at the last full check */
-    bool serve;                /* start the metrics server at begin() */
-    char *listen;              /* its address; NULL: 127.0.0.1, any port */
+    struct sw_promoter *promoter; /* asha with promote: rungs where runs
+                                     pause (promote.h); NULL: none */
+    uint64_t stop_generation;     /* the stopper's, at the last full check */
+    bool serve;                   /* start the metrics server at begin() */
+    char *listen;                 /* its address; NULL: 127.0.0.1, any port */
     char *home, *runs_dir;
     int lock_fd;
     int64_t parallel;
@@ -373,7 +381,20 @@ int sw_engine__progress_event(void *engine, const sw_event *ev);
  * about every slot when a value moved a line; decide_all() about every
  * slot (adopted ones it had stopped). */
 int sw_engine__make_stopper(sw_engine *e);
-void sw_engine__observe(sw_engine *e, sw_slot *s, double value);
+void sw_engine__observe(sw_engine *e, sw_slot *s, int64_t step, double value);
+/* Promotion ASHA (rule.c): the iteration the run in `s` trains to (0:
+ * no promoter), and the paused runs due a promotion moved to the queue
+ * while slots are free; at the sweep's end, the runs still paused end
+ * stopped (their rung is as far as they got). */
+int sw_engine__make_promoter(sw_engine *e);
+void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
+                                double value);
+/* true when promotion ASHA decides for this sweep (the stopper then has
+ * no say) */
+bool sw_engine__promote_decide(sw_engine *e, sw_slot *s);
+int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s);
+int sw_engine__promote_due(sw_engine *e);
+int sw_engine__end_paused(sw_engine *e);
 void sw_engine__decide(sw_engine *e, sw_slot *s);
 void sw_engine__decide_others(sw_engine *e);
 void sw_engine__decide_all(sw_engine *e);

@@ -54,7 +54,7 @@ int sw_engine__ingest(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
             continue;
         s->rec.has_value = *changed = true;
         s->rec.value = p->value;
-        sw_engine__observe(e, s, p->value);
+        sw_engine__observe(e, s, p->step, p->value);
     }
     return rc < 0 ? rc : SW_OK;
 }

@@ -191,7 +191,8 @@ static int request_launch(sw_engine *e, sw_slot *s)
                      s->rec.attempts,
                      url,
                      s->token,
-                     sw_engine__gpus_visible(e, s)};
+                     sw_engine__gpus_visible(e, s),
+                     s->target = sw_engine__train_until(e, s)};
     char **argv = launch_argv(s->rec.argv), **env = sw_contract_env(&c);
     char *out = sw_aprintf("%s/stdout.log", s->run_dir);
     char *err = sw_aprintf("%s/stderr.log", s->run_dir);
@@ -386,7 +387,12 @@ static void fill(sw_engine *e)
 {
     sw_slot *s;
     sw_run_rec r;
+    int error;
 
+    if ((error = sw_engine__promote_due(e)) != SW_OK) {
+        sw_engine__fatal(e, error);
+        return;
+    }
     while (!sw_engine__stopping(e) && !e->suggesting &&
            e->n_slots < (size_t)e->parallel &&
            now_mono(e) >= e->backoff_until && probation_room(e) &&
@@ -564,7 +570,12 @@ static int finish(sw_engine *e, sw_slot *s)
     s->rec.exit_code = s->rec.has_exit ? x->exit_code : 0;
     s->rec.signal = how == END_EXITED && !x->exited ? x->signal : 0;
     sw_engine__revoke(e, s);
-    if (s->stop && !timeout) {
+    if (s->pause && !timeout) { /* at its rung, whatever ended it */
+        s->rec.state = SW_RUN_PAUSED;
+        free(s->rec.reason);
+        s->rec.reason =
+            sw_aprintf("paused: %s", s->stop_why ? s->stop_why : "at its rung");
+    } else if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
         free(s->rec.reason); /* the rule's word, then its verdict */
         s->rec.reason =
@@ -1069,6 +1080,10 @@ int sw_engine__end(sw_engine *e)
     sw_event tick = {.kind = SW_EV_TICK, .final = true};
     int error;
 
+    /* the runs still paused end here, before the summary says the end */
+    if (!e->result && !e->gave_up && !interrupted &&
+        (error = sw_engine__end_paused(e)) != SW_OK)
+        return sw_engine__fatal(e, error);
     sw_engine__emit(e, &tick);
     if (e->result)
         return e->result;

@@ -232,7 +232,10 @@ static void answer_reports(sw_engine *e, sw_metrics_report *head)
     for (r = head; r; r = next) {
         next = sw_metrics_report_next(r);
         if ((s = target(e, r))) {
-            sw_metrics_report_answer(r, 200, s->stop, NULL);
+            if (s->stop && s->pause)
+                sw_metrics_report_answer_pause(r);
+            else
+                sw_metrics_report_answer(r, 200, s->stop, NULL);
             continue;
         }
         snprintf(msg, sizeof(msg), "run %s is not running",

@@ -29,6 +29,8 @@ int sw_engine__make_stopper(sw_engine *e)
     const sw_early_terminate *et = &e->spec->early_terminate;
     int error;
 
+    if ((error = sw_engine__make_promoter(e)) != SW_OK || e->promoter)
+        return error; /* promotion ASHA: its rungs decide, no stopper */
     if (et->rule == SW_STOP_NONE || !e->spec->metric.name || e->stopper)
         return SW_OK;
     error = sw_stopper_new(&e->stopper, et,
@@ -45,6 +47,8 @@ void sw_engine__decide(sw_engine *e, sw_slot *s)
     sw_buf why = SW_BUF_INIT;
     double grace = e->spec->early_terminate.grace;
 
+    if (sw_engine__promote_decide(e, s))
+        return;
     if (!e->stopper || s->stop || s->phase == SW_SLOT_CAPTURE ||
         !sw_stopper_should_stop(e->stopper, s->rec.idx))
         return;
@@ -73,8 +77,9 @@ void sw_engine__decide_others(sw_engine *e)
         sw_engine__decide(e, e->slots[i]);
 }
 
-void sw_engine__observe(sw_engine *e, sw_slot *s, double value)
+void sw_engine__observe(sw_engine *e, sw_slot *s, int64_t step, double value)
 {
+    sw_engine__promote_observe(e, s, step, value);
     if (e->stopper)
         sw_stopper_observe(e->stopper, s->rec.idx, value);
 }

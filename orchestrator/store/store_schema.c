@@ -135,6 +135,9 @@ static const struct {
      * write of its output refused, or it failed with the home full), to
      * be rerun without using a retry */
     {14, NULL},
+    /* runs.state and attempts.outcome `paused`: promotion ASHA pauses a
+     * run at a rung (its devices freed) until it is promoted */
+    {15, NULL},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:
@@ -142,6 +145,7 @@ static const struct {
 static int (*const in_c[])(const sw_store *st) = {
     [12] = checks_from_vocab,
     [14] = checks_from_vocab,
+    [15] = checks_from_vocab,
 };
 
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -235,7 +235,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 14);
+    assert_int_equal(user_version(f->path), 15);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -667,7 +667,7 @@ static void test_count_runs(void **state)
     sw_run_rec other = a_run("s'2-1", "s'2", 0);
     char id[32];
 
-    assert_int_equal(SW_RUN_N_STATES, 6);
+    assert_int_equal(SW_RUN_N_STATES, 7);
     put_sweep(f->st, &s1);
     put_sweep(f->st, &s2);
     expect_counts(f->st, "s1", none);

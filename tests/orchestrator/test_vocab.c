@@ -113,7 +113,7 @@ static void test_stored_words(void **state)
     sw_vocab_sql_list(&b, SW_VOCAB_OUTCOMES);
     assert_string_equal(sw_buf_cstr(&b),
                         "('finished', 'failed', 'timeout', 'lost', 'stopped', "
-                        "'canceled', 'not started', 'disk')");
+                        "'canceled', 'not started', 'disk', 'paused')");
     sw_buf_dispose(&b);
 }
 
@@ -350,7 +350,7 @@ static void migrate_11(const fixture *f, const char *v11)
     sw_run_rec_dispose(&r);
     sw_store_close(st);
     version = dump(f->path, "pragma user_version");
-    assert_string_equal(version, "14\n");
+    assert_string_equal(version, "15\n");
     raw_exec(f->path, DROP_13);
     after = rows_and_shape(f->path);
     assert_string_equal(after, before);

@@ -1,0 +1,234 @@
+/*
+ * promotion.c - promotion ASHA in the engine (`early_terminate: {type:
+ * asha, promote: true, min_iter, eta, max_iter}`; docs/stopping.md).
+ *
+ * Each attempt is told the iteration to train to (SWEEP_TRAIN_UNTIL, a
+ * rung of search/promote.c). When the sweep's metric reaches it, the run
+ * is recorded at that rung and told to pause: every answer to its
+ * reports says {"stop": true, "pause": true} (a trial that only prints
+ * gets SIGTERM), and once its attempt ends it is `paused`, its devices
+ * given back. While slots are free, paused runs due a promotion go to
+ * the queue before any new configuration is drawn, and start again from
+ * their checkpoint folder, told the next rung. A run that reaches the
+ * last rung (max_iter) finishes as any run does.
+ *
+ * The promoter is rebuilt from the store on resume: each run's values of
+ * the metric put it at every rung it reached, and its state says whether
+ * it waits at the highest one (paused) or went on. When the sweep ends,
+ * the runs still paused end `stopped`: that rung is as far as they went.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/engine/engine_internal.h"
+#include "search/promote.h"
+
+/* ---- rebuilding it from the store ----------------------------------- */
+
+typedef struct {
+    const char *metric;
+    sw_promoter *p;
+    int64_t idx, values, iter;
+    size_t next; /* the first rung not reached yet */
+} replay_ctx;
+
+static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
+                      double value, double time)
+{
+    replay_ctx *c = ctx;
+
+    (void)time;
+    if (strcmp(name, c->metric) != 0 || !has_value)
+        return 0;
+    c->values++;
+    c->iter = step >= 0 ? step : c->values;
+    while (c->next < sw_promoter_rungs(c->p) &&
+           c->iter >= sw_promoter_rung_iter(c->p, c->next))
+        sw_promoter_record(c->p, c->idx, c->next++, value);
+    return 0;
+}
+
+/* One run: recorded at each rung it reached; promoted out of all but
+ * the highest, and out of that one too unless it waits there. */
+static int replay_run(sw_engine *e, const sw_run_rec *r)
+{
+    replay_ctx c = {e->spec->metric.name, e->promoter, r->idx, 0, 0, 0};
+    size_t k;
+    int error = sw_store_metric_rows(e->st, r->id, replay_row, &c);
+
+    if (error || c.next == 0)
+        return error;
+    for (k = 0; k + 1 < c.next; k++)
+        sw_promoter_mark(e->promoter, r->idx, k);
+    if (r->state != SW_RUN_PAUSED)
+        sw_promoter_mark(e->promoter, r->idx, c.next - 1);
+    return SW_OK;
+}
+
+static int rebuild(sw_engine *e)
+{
+    sw_run_rec *runs = NULL;
+    size_t n = 0, i;
+    int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
+
+    for (i = 0; !error && i < n; i++)
+        error = replay_run(e, &runs[i]);
+    for (i = 0; i < n; i++)
+        sw_run_rec_dispose(&runs[i]);
+    free(runs);
+    return error;
+}
+
+int sw_engine__make_promoter(sw_engine *e)
+{
+    const sw_early_terminate *et = &e->spec->early_terminate;
+    int error;
+
+    if (e->promoter || et->rule != SW_STOP_ASHA || !et->promote ||
+        !e->spec->metric.name)
+        return SW_OK;
+    error = sw_promoter_new(&e->promoter, et->min_iter, et->eta, et->max_iter,
+                            e->spec->metric.goal == SW_GOAL_MAXIMIZE);
+    if (!error && e->resuming)
+        error = rebuild(e);
+    return error;
+}
+
+/* ---- deciding ------------------------------------------------------- */
+
+int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s)
+{
+    return e->promoter ? sw_promoter_target(e->promoter, s->rec.idx) : 0;
+}
+
+void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
+                                double value)
+{
+    int64_t iter;
+    int k;
+
+    s->values++;
+    if (!e->promoter || s->pause)
+        return;
+    if (s->target <= 0)
+        s->target = sw_engine__train_until(e, s);
+    iter = step >= 0 ? step : s->values;
+    if (iter < s->target)
+        return;
+    k = sw_promoter_rung_of(e->promoter, s->target);
+    if (k < 0)
+        return;
+    sw_promoter_record(e->promoter, s->rec.idx, (size_t)k, value);
+    if ((size_t)k + 1 < sw_promoter_rungs(e->promoter))
+        s->pause = true; /* the last rung: it finishes as it is */
+}
+
+bool sw_engine__promote_decide(sw_engine *e, sw_slot *s)
+{
+    sw_buf why = SW_BUF_INIT;
+
+    if (!e->promoter)
+        return false;
+    if (!s->pause || s->stop || s->phase == SW_SLOT_CAPTURE)
+        return true;
+    /* grace even for a trial that only prints: it was told its rung
+     * (SWEEP_TRAIN_UNTIL) and is saving its checkpoint to exit; a
+     * SIGTERM now could cost the step it just reported */
+    s->stop = true;
+    s->stop_at = sw_clock_mono(e->clock) + e->spec->early_terminate.grace;
+    sw_promoter_explain(e->promoter, s->rec.idx, &why);
+    sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s pauses: %s",
+                      e->sweep.id, s->rec.id, sw_buf_cstr(&why));
+    free(s->stop_why);
+    s->stop_why = sw_buf_detach(&why);
+    return true;
+}
+
+/* ---- promoting ------------------------------------------------------ */
+
+/* Run `idx`, paused, goes back to the queue, pending, told why; *later
+ * when it has not paused yet (it reached its rung, its attempt is still
+ * ending): it is promoted once it has. */
+static int requeue(sw_engine *e, int64_t idx, size_t to, bool *later)
+{
+    char *id = sw_aprintf("%s-%lld", e->sweep.id, (long long)idx + 1);
+    sw_event ev = {.kind = SW_EV_RUN, .from = SW_RUN_PAUSED};
+    sw_run_rec r;
+    int error = sw_store_get_run(e->st, id, &r);
+
+    free(id);
+    if (error)
+        return error;
+    if (r.state != SW_RUN_PAUSED) {
+        *later = r.state == SW_RUN_RUNNING;
+        sw_run_rec_dispose(&r);
+        return SW_OK;
+    }
+    r.state = SW_RUN_PENDING;
+    free(r.reason);
+    r.reason = sw_aprintf("promoted to rung %zu (iteration %lld)", to,
+                          (long long)sw_promoter_rung_iter(e->promoter, to));
+    if ((error = sw_store_update_run(e->st, &r)) == SW_OK) {
+        ev.run = &r;
+        error = sw_engine__emit(e, &ev);
+        sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s %s", e->sweep.id,
+                          r.id, r.reason);
+    }
+    if (!error)
+        sw_engine__enqueue(e, &r); /* takes r */
+    sw_run_rec_dispose(&r);
+    return error;
+}
+
+int sw_engine__promote_due(sw_engine *e)
+{
+    int64_t idx, wait[SW_PROMOTER_MAX_RUNGS * 4];
+    size_t to, n_wait = 0, waits[SW_PROMOTER_MAX_RUNGS * 4], i;
+    bool later;
+    int error = SW_OK;
+
+    while (!error && e->promoter && !sw_engine__stopping(e) &&
+           e->n_slots + e->qlen < (size_t)e->parallel &&
+           n_wait < sizeof(wait) / sizeof(*wait) &&
+           sw_promoter_next(e->promoter, &idx, &to)) {
+        later = false;
+        error = requeue(e, idx, to, &later);
+        if (later) {
+            wait[n_wait] = idx;
+            waits[n_wait++] = to - 1;
+        }
+    }
+    for (i = 0; i < n_wait; i++) /* due again once they have paused */
+        sw_promoter_unmark(e->promoter, wait[i], waits[i]);
+    return error;
+}
+
+int sw_engine__end_paused(sw_engine *e)
+{
+    sw_event ev = {.kind = SW_EV_RUN, .from = SW_RUN_PAUSED};
+    sw_run_rec *runs = NULL;
+    size_t n = 0, i;
+    int error;
+
+    if (!e->promoter)
+        return SW_OK;
+    error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
+    for (i = 0; !error && i < n; i++) {
+        if (runs[i].state != SW_RUN_PAUSED)
+            continue;
+        runs[i].state = SW_RUN_STOPPED;
+        free(runs[i].reason);
+        runs[i].reason = sw_aprintf("%s: %s", sw_cancel_name(SW_CANCEL_STOPPED),
+                                    "paused at its rung and never promoted");
+        if ((error = sw_store_update_run(e->st, &runs[i])) == SW_OK) {
+            sw_engine__tally(e, SW_RUN_STOPPED, false);
+            ev.run = &runs[i];
+            error = sw_engine__emit(e, &ev);
+        }
+    }
+    for (i = 0; i < n; i++)
+        sw_run_rec_dispose(&runs[i]);
+    free(runs);
+    return error;
+}
