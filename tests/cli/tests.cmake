@@ -104,3 +104,10 @@ set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim
 add_test(NAME cli.view COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_view.sh
   $<TARGET_FILE:sweep> ${CMAKE_BINARY_DIR}/view-capture.txt)
 set_tests_properties(cli.view PROPERTIES LABELS cli TIMEOUT 120 DEPENDS sweep)
+
+# Promotion ASHA through the real binary: pause at a rung, the device to
+# another run, resume from the checkpoint when promoted; SIGKILL with
+# runs paused, then sweep resume.
+add_test(NAME cli.promote COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_promote.sh
+  $<TARGET_FILE:sweep>)
+set_tests_properties(cli.promote PROPERTIES LABELS cli TIMEOUT 180)

@@ -27,6 +27,8 @@
 
 #define TOKEN_A                                                                \
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define TOKEN_C                                                                \
+    "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 #define TOKEN_B                                                                \
     "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 
@@ -62,8 +64,11 @@ static void *loop_main(void *arg)
                 snprintf(l->names[l->n], 32, "%s", b->items[i].name);
             }
             pthread_mutex_unlock(&l->lock);
-            sw_metrics_report_answer(
-                r, 200, strcmp(sw_metrics_report_run(r), "r2") == 0, NULL);
+            if (strcmp(sw_metrics_report_run(r), "r3") == 0)
+                sw_metrics_report_answer_pause(r);
+            else
+                sw_metrics_report_answer(
+                    r, 200, strcmp(sw_metrics_report_run(r), "r2") == 0, NULL);
         }
         sw_metrics_server_flush(l->srv);
     }
@@ -132,6 +137,7 @@ static int setup(void **state)
     assert_int_equal(sw_metrics_server_start(&l->srv, &o), SW_OK);
     sw_metrics_server_allow(l->srv, "r1", TOKEN_A);
     sw_metrics_server_allow(l->srv, "r2", TOKEN_B);
+    sw_metrics_server_allow(l->srv, "r3", TOKEN_C);
     pthread_mutex_init(&l->lock, NULL);
     pthread_create(&l->thread, NULL, loop_main, l);
     *state = l;
@@ -408,6 +414,19 @@ static void test_report_limits(void **state)
     assert_int_equal(l->n, 0);
 }
 
+/* A run promotion ASHA pauses is told to stop and to pause. */
+static void test_pause_answer(void **state)
+{
+    loop *l = *state;
+    answer a;
+
+    post(sw_metrics_server_port(l->srv), "r3", TOKEN_C, "{\"loss\": 1}", &a);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "{\"stop\": true, \"pause\": true}"));
+    post(sw_metrics_server_port(l->srv), "r1", TOKEN_A, "{\"loss\": 1}", &a);
+    assert_null(strstr(a.body, "pause"));
+}
+
 /* ---- GET: the dashboard's side ------------------------------------- */
 
 /* A site: /page answers "hello", /events streams, the rest 404. */
@@ -583,6 +602,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_declared_huge_body, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_report_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pause_answer, setup, teardown),
         cmocka_unit_test(test_get_is_the_sites),
         cmocka_unit_test(test_view_token),
         cmocka_unit_test(test_event_stream),

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# test_promote.sh - promotion ASHA through the real binary: trials pause
+# at their rung (their device given to another run meanwhile) and are
+# resumed from their checkpoint at the next iteration when promoted; a
+# SIGKILL of `sweep` while runs are paused, then `sweep resume`, loses
+# nothing and trains no step twice.
+#
+#   bash tests/cli/test_promote.sh SWEEP_BIN
+set -euo pipefail
+sweep=$1
+here=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+export SWEEP_HOME=$work/home SWEEP_GIT=off
+fail() {
+  echo "test_promote: $*" >&2
+  "$sweep" query "select run_id, attempt, outcome, first_step, round(started_at, 3), round(ended_at, 3), gpus from attempts order by started_at" >&2 || true
+  exit 1
+}
+q() { "$sweep" query --csv "$1" | tail -n +2; }
+
+sweepfile() { # NAP
+  cat >"$work/p.yaml" <<YAML
+program: $here/examples/trainers/toy.sh
+method: random
+run_cap: 9
+parallel: 2
+metric: {name: loss, goal: minimize}
+early_terminate: {type: asha, min_iter: 1, eta: 3, max_iter: 9, promote: true}
+command: [sh, "\${program}", "\${args}"]
+parameters:
+  x: {min: 0.0, max: 6.0}
+  y: {min: -3.0, max: 1.0}
+  steps: {value: 9}
+  sleep: {value: $1}
+YAML
+}
+
+# every attempt after a run's first began at the step after the rung it
+# paused at: resumed from its checkpoint, no step trained twice
+check_resumed() {
+  local bad
+  bad=$(q "select a.run_id || ':' || a.attempt || ' began at ' || a.first_step
+           from attempts a join attempts p on p.run_id = a.run_id and
+           p.attempt = a.attempt - 1 where p.outcome = 'paused' and
+           a.first_step is not (select max(step) from metrics m where
+           m.run_id = p.run_id and m.time < a.started_at) + 1")
+  [ -z "$bad" ] || fail "promoted attempts did not resume after their rung: $bad"
+  # one value per step of every run: nothing trained twice reported twice
+  [ "$(q "select count(*) from (select run_id, step from metrics group by
+          run_id, step having count(*) > 1)")" = 0 ] || fail "a step stored twice"
+}
+
+# Each run stopped at a rung (1, 3 or 9); the 9 at rung 1 put at least
+# 3 at rung 3 (the best third, promoted as they came), those at least
+# one at 9, which finished; the rest ended stopped, never promoted, and
+# far fewer steps were trained than 9 runs x 9.
+check_rungs() {
+  [ "$(q "select count(*) from (select max(step) s from metrics group by run_id) where s not in (1, 3, 9)")" = 0 ] ||
+    fail "a run stopped between rungs"
+  [ "$(q "select count(*) from (select max(step) s from metrics group by run_id) where s >= 3")" -ge 3 ] ||
+    fail "fewer than 3 runs promoted to rung 1"
+  [ "$(q "select count(*) from runs where state = 'finished'")" -ge 1 ] || fail "no run reached max_iter"
+  [ "$(q "select count(*) from runs r where state = 'finished' and (select max(step) from metrics m where m.run_id = r.id) != 9")" = 0 ] ||
+    fail "a finished run did not train to 9"
+  [ "$(q "select count(*) from runs where state in ('paused', 'running', 'pending')")" = 0 ] || fail "runs left unended"
+  [ "$(q "select count(*) from runs where state = 'stopped' and reason like '%never promoted'")" = \
+    "$(q "select count(*) from runs where state != 'finished'")" ] || fail "the others did not end stopped"
+  [ "$(q "select count(*) from metrics")" -le 40 ] || fail "trained $(q "select count(*) from metrics") steps"
+}
+
+echo "== a sweep on 2 declared GPUs, rungs 1, 3, 9"
+sweepfile 0.05
+(cd "$work" && "$sweep" run p.yaml --gpus 2 >"$work/out1" 2>&1) || { cat "$work/out1"; fail "sweep run failed"; }
+id=$(q "select id from sweeps")
+[ "$(q "select count(*) from attempts where outcome = 'paused'")" -ge 9 ] || fail "runs did not pause at rung 1"
+check_rungs
+# while a run was paused, its device held another run's attempt
+[ "$(q "select count(*) from attempts p left join attempts n on n.run_id =
+        p.run_id and n.attempt = p.attempt + 1 join attempts o on o.run_id !=
+        p.run_id and o.started_at >= p.ended_at and (n.started_at is null or
+        o.started_at < n.started_at) and json_extract(o.gpus, '\$.devices[0]')
+        = json_extract(p.gpus, '\$.devices[0]') where p.outcome = 'paused'")" -ge 1 ] ||
+  fail "no paused run's device went to another"
+check_resumed
+grep -q "pauses: rung 0 (iteration 1)" "$work/out1" || fail "no notice of a pause"
+grep -q "promoted to rung 1 (iteration 3)" "$work/out1" || fail "no notice of a promotion"
+
+echo "== SIGKILL of sweep with runs paused, then sweep resume"
+rm -rf "$SWEEP_HOME"
+sweepfile 0.3
+(cd "$work" && exec "$sweep" run p.yaml --gpus 2 >"$work/out2" 2>&1) &
+pid=$!
+for _ in $(seq 1 200); do
+  [ "$(q "select count(*) from runs where state = 'paused'" 2>/dev/null || echo 0)" -ge 3 ] && break
+  sleep 0.1
+done
+[ "$(q "select count(*) from runs where state = 'paused'")" -ge 3 ] || fail "no runs paused before the kill"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+paused_before=$(q "select group_concat(id) from runs where state = 'paused'")
+(cd "$work" && "$sweep" resume >"$work/out3" 2>&1) || { cat "$work/out3"; fail "sweep resume failed"; }
+[ "$(q "select state from sweeps")" = finished ] || fail "the resumed sweep did not finish"
+[ "$(q "select count(*) from runs")" = 9 ] || fail "not 9 runs after resume"
+check_rungs
+check_resumed
+echo "test_promote: ok (paused before the kill: $paused_before)"
