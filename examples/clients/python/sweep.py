@@ -1,17 +1,29 @@
-"""sweep_client: report a trial's metrics to `sweep`, and hear when to stop.
+"""sweep: the trial's side of `sweep`, standard library only, Python 3.8+.
 
-Standard library only, Python 3.7 or later. Copy this file next to your
-trainer, or put examples/clients on sys.path, then:
+Install it into any interpreter or venv from a checkout (offline: it has
+no dependencies, and builds with the backend beside it):
 
-    import sweep_client
-    sweep_client.handle_sigterm()           # optional: SIGTERM asks to stop
-    for epoch in range(epochs):
+    pip install examples/clients/python
+
+or copy this one file next to your trainer. Then, in a trial that
+`sweep run` started:
+
+    import sweep
+    cfg = sweep.params()                    # the run's parameters, nested
+    sweep.handle_sigterm()                  # optional: SIGTERM asks to stop
+    for epoch in range(cfg["epochs"]):
         ...
-        if sweep_client.report(step=epoch, loss=loss, acc=acc):
-            save_checkpoint()
+        if sweep.report(step=epoch, loss=loss, acc=acc):
+            save_checkpoint(sweep.checkpoint_dir())
             break                            # the sweep stopped this run
 
-How it works (docs/clients.md has the whole story):
+A W&B trainer needs one line after `import wandb`: `sweep.mirror_wandb()`
+(every wandb.log is reported too, and the run ends when the sweep stops
+it); `wandb.config` already holds the run's parameters, from the
+WANDB_SWEEP_PARAM_PATH file `sweep` writes. docs/clients.md has the whole
+story.
+
+How reporting works:
 
 - Under `sweep`, the trial's environment holds SWEEP_METRICS_URL and
   SWEEP_TOKEN. report() checks the values, queues them, and wakes a
@@ -63,12 +75,20 @@ import time
 import urllib.parse
 import weakref
 
+__version__ = "0.1.0"
+
 __all__ = [
     "Client",
     "MetricsRejected",
+    "StopRun",
+    "agent",
+    "checkpoint_dir",
     "flush",
     "handle_sigterm",
+    "mirror_wandb",
+    "params",
     "report",
+    "run_id",
     "should_stop",
     "terminated",
 ]
@@ -215,7 +235,7 @@ class Client(object):
             why = "SWEEP_TOKEN holds a line break or a NUL"
         if why:
             self._broken = why
-            sys.stderr.write("sweep_client: %s: reporting on stdout "
+            sys.stderr.write("sweep: %s: reporting on stdout "
                              "instead\n" % why)
 
     def _init_state(self):
@@ -303,7 +323,7 @@ class Client(object):
         try:
             self.flush(timeout)
         except MetricsRejected as e:
-            sys.stderr.write("sweep_client: %s\n" % e)
+            sys.stderr.write("sweep: %s\n" % e)
         with self._cond:
             left = [i.text for i in self._inflight + self._queue]
             self._inflight, self._queue = [], []
@@ -311,7 +331,7 @@ class Client(object):
             self._cond.notify_all()
             if left:
                 sys.stderr.write(
-                    "sweep_client: %d report(s) not delivered to %s: written "
+                    "sweep: %d report(s) not delivered to %s: written "
                     "to stdout as @metrics lines\n" % (len(left), self._url))
                 self._print_locked(left)
 
@@ -342,7 +362,7 @@ class Client(object):
         if extra <= 0:
             return
         if not self._warned_full:
-            sys.stderr.write("sweep_client: more than %d reports waiting for "
+            sys.stderr.write("sweep: more than %d reports waiting for "
                              "%s: the oldest go to stdout\n"
                              % (self._max_buffered, self._url))
             self._warned_full = True
@@ -353,7 +373,7 @@ class Client(object):
         if self._thread is None or not self._thread.is_alive():
             self._closing = False
             self._thread = threading.Thread(target=self._run,
-                                            name="sweep_client", daemon=True)
+                                            name="sweep", daemon=True)
             self._thread.start()
 
     def _print(self, text):
@@ -463,7 +483,7 @@ class Client(object):
     def _give_up_locked(self, status, answer):
         self._broken = "%s answered %s %s" % (self._url, status,
                                               answer.strip()[:200])
-        sys.stderr.write("sweep_client: %s: reporting on stdout instead\n"
+        sys.stderr.write("sweep: %s: reporting on stdout instead\n"
                          % self._broken)
         self._print_locked([i.text for i in self._inflight + self._queue])
         self._inflight, self._queue = [], []
@@ -582,6 +602,336 @@ def handle_sigterm():
         client._set_stop(signalled=True)
 
     signal.signal(signal.SIGTERM, on_term)
+
+# ---- the run: what the trial contract gives ---------------------------------
+
+
+class StopRun(SystemExit):
+    """The sweep stopped this run (an early-stopping rule, `sweep stop`).
+
+    Raised from a mirrored wandb.log (see mirror_wandb); a SystemExit with
+    status 0, so an uncaught one ends the script quietly, after the W&B run
+    is finished and every value is flushed, and `except Exception` in a
+    training loop does not swallow it. sweep.agent catches it."""
+
+    def __init__(self, run=None):
+        SystemExit.__init__(self, 0)
+        self.run = run
+
+
+def _environ():
+    return os.environ
+
+
+def params():
+    """The run's parameters, nested as in the sweep file (a new dict each
+    call): the JSON file SWEEP_PARAMS names. {} outside a sweep (no
+    SWEEP_PARAMS). RuntimeError, naming the file, when it cannot be read or
+    does not hold a JSON object."""
+    path = _environ().get("SWEEP_PARAMS")
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except OSError as e:
+        raise RuntimeError("sweep.params(): cannot read SWEEP_PARAMS=%s: %s"
+                           % (path, e.strerror or e))
+    except ValueError as e:
+        raise RuntimeError("sweep.params(): SWEEP_PARAMS=%s is not JSON: %s"
+                           % (path, e))
+    if not isinstance(value, dict):
+        raise RuntimeError("sweep.params(): SWEEP_PARAMS=%s holds a %s, not "
+                           "an object of parameters"
+                           % (path, type(value).__name__))
+    return value
+
+
+def checkpoint_dir():
+    """The run's checkpoint folder (SWEEP_CHECKPOINT_DIR): the same on every
+    attempt of the run, so a retried trial resumes from it. None outside a
+    sweep."""
+    return _environ().get("SWEEP_CHECKPOINT_DIR") or None
+
+
+def run_id():
+    """The run's id (SWEEP_RUN_ID), as `sweep ls` and `sweep show` name it;
+    None outside a sweep."""
+    return _environ().get("SWEEP_RUN_ID") or None
+
+
+def _wants_config(function):
+    """Whether `function` takes the config as W&B's agent never passes it:
+    a positional parameter without a default (or *args)."""
+    import inspect
+    try:
+        sig = inspect.signature(function)
+    except (TypeError, ValueError):
+        return True
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            return True
+        if (p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and
+                p.default is p.empty):
+            return True
+    return False
+
+
+def agent(sweep_id=None, function=None, count=None, entity=None,
+          project=None):
+    """Runs `function` for the trial's run: agent(train), or wandb.agent's
+    shape, agent(sweep_id, function=train, count=N) (sweep_id, entity and
+    project are accepted and unused: the run is the one `sweep` started
+    this process for). `function` gets the run's parameters when it takes
+    a positional argument (train(config)), else none (a W&B function,
+    which reads wandb.config). A StopRun from it (the sweep stopped the
+    run) ends the run normally. Returns how many runs it served: one per
+    process; `count` (at least 1) bounds it."""
+    if function is None and callable(sweep_id):
+        function, sweep_id = sweep_id, None
+    if not callable(function):
+        raise TypeError("sweep.agent() needs a function: sweep.agent(train) "
+                        "or sweep.agent(sweep_id, function=train)")
+    if count is not None and (isinstance(count, bool) or
+                              not isinstance(count, numbers.Integral) or
+                              count < 1):
+        raise ValueError("sweep.agent(): count must be a positive integer, "
+                         "got %r" % (count,))
+    if not run_id():
+        raise RuntimeError("sweep.agent(): not in a trial of `sweep run` "
+                           "(SWEEP_RUN_ID is unset): make this script the "
+                           "sweep file's program and run `sweep run FILE`")
+    try:
+        if _wants_config(function):
+            function(params())
+        else:
+            function()
+    except StopRun:
+        pass
+    flush(_client()._exit_timeout)
+    return 1
+
+
+# ---- mirror_wandb: a W&B trainer, reporting -----------------------------------
+
+_mirror_lock = threading.RLock()
+_mirror_local = threading.local()
+_mirror_states = []
+_mirror_global = None
+
+
+class _Mirror(object):
+    """One W&B run's row, counted as W&B counts it: the current step (each
+    committed log moves it on; step= moves it forward) and the values
+    logged at it and not yet committed."""
+
+    def __init__(self):
+        self.step = 0
+        self.row = {}
+
+
+def _metric_items(data, prefix=""):
+    """(name, number) for every number in a wandb.log dict, nested dicts
+    flattened with '.'; what sweep cannot take (media, strings, 'step',
+    names it refuses) is left to W&B alone."""
+    import collections.abc
+    for key, value in data.items():
+        if not isinstance(key, str):
+            continue
+        name = prefix + key
+        if isinstance(value, collections.abc.Mapping):
+            for item in _metric_items(value, name + "."):
+                yield item
+            continue
+        number = _metric_number(value)
+        if number is None or name in ("step", "_step"):
+            continue
+        try:
+            _check_name(name)
+        except ValueError:
+            continue
+        if len(name.encode("utf-8", "replace")) <= 256:
+            yield name, number
+
+
+def _metric_number(value):
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    item = getattr(value, "item", None)
+    size = getattr(value, "size", None)
+    if callable(size):
+        try:
+            size = size()
+        except Exception:
+            size = None
+    numel = getattr(value, "numel", None)
+    if size is None and callable(numel):
+        try:
+            size = numel()
+        except Exception:
+            size = None
+    if callable(item) and size == 1:
+        try:
+            return _metric_number(item())
+        except Exception:
+            return None
+    return None
+
+
+def _mirror_state(run):
+    """The row of `run` (a wandb Run), or of the module's run without one."""
+    global _mirror_global
+    with _mirror_lock:
+        state = getattr(run, "_sweep_mirror", None) if run is not None \
+            else None
+        if state is None:
+            state = _Mirror()
+            try:
+                if run is None:
+                    raise AttributeError
+                setattr(run, "_sweep_mirror", state)
+            except (AttributeError, TypeError):
+                if _mirror_global is None:
+                    _mirror_global = state
+                state = _mirror_global
+            _mirror_states.append(state)
+        return state
+
+
+def _mirror_commit(state):
+    """Reports the row at its step; True when the sweep says stop."""
+    row, state.row = state.row, {}
+    if not row:
+        return should_stop()
+    try:
+        return report(step=state.step, **row)
+    except (TypeError, ValueError) as e:
+        sys.stderr.write("sweep: mirror_wandb: %s\n" % e)
+        return should_stop()
+
+
+def _mirror_log(state, data, step, commit):
+    """What wandb.log(data, step, commit) did to W&B's history, done to the
+    run's row; True when the sweep says stop."""
+    stop = False
+    if step is not None:
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+            return should_stop()
+        if step < state.step:
+            return should_stop()  # W&B ignores it, with a warning
+        if step > state.step:
+            stop = _mirror_commit(state)
+            state.step = int(step)
+    state.row.update(_metric_items(data))
+    if (step is None) if commit is None else commit:
+        stop = _mirror_commit(state) or stop
+        state.step += 1
+    return stop
+
+
+def _mirror_stopped(wandb, run, stop):
+    if not stop:
+        return
+    sys.stderr.write("sweep: run %s was stopped by the sweep: finishing "
+                     "the W&B run and exiting\n" % (run_id() or "?"))
+    finish = getattr(run, "finish", None) if run is not None else None
+    if finish is None:
+        finish = getattr(wandb, "finish", None)
+    if callable(finish):
+        try:
+            finish()
+        except Exception as e:  # the stop matters more than W&B's error
+            sys.stderr.write("sweep: wandb finish failed: %s\n" % e)
+    raise StopRun(run_id())
+
+
+def _wrap_log(wandb, original, bound_run):
+    """wandb.log (bound_run False) or Run.log (bound_run True), reporting
+    each committed row to sweep too."""
+    def log(*args, **kwargs):
+        if bound_run:
+            run, rest = args[0], args[1:]
+        else:
+            run, rest = getattr(wandb, "run", None), args
+        outer = not getattr(_mirror_local, "inside", False)
+        _mirror_local.inside = True
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            if outer:
+                _mirror_local.inside = False
+        if not outer:
+            return result
+        data = rest[0] if rest else kwargs.get("data")
+        step = rest[1] if len(rest) > 1 else kwargs.get("step")
+        commit = rest[2] if len(rest) > 2 else kwargs.get("commit")
+        import collections.abc
+        if isinstance(data, collections.abc.Mapping):
+            with _mirror_lock:
+                stop = _mirror_log(_mirror_state(run), data, step, commit)
+            if _mirror_stops[0]:
+                _mirror_stopped(wandb, run, stop)
+        return result
+    log._sweep_mirror = True
+    log.__wrapped__ = original
+    log.__doc__ = getattr(original, "__doc__", None)
+    return log
+
+
+def _wrap_finish(wandb, original, bound_run):
+    """Run.finish or wandb.finish: the row still open is reported first."""
+    def finish(*args, **kwargs):
+        run = args[0] if bound_run and args else getattr(wandb, "run", None)
+        with _mirror_lock:
+            _mirror_commit(_mirror_state(run))
+        return original(*args, **kwargs)
+    finish._sweep_mirror = True
+    finish.__wrapped__ = original
+    return finish
+
+
+_mirror_stops = [True]
+
+
+def _mirror_at_exit():
+    with _mirror_lock:
+        for state in _mirror_states:
+            _mirror_commit(state)
+
+
+def mirror_wandb(wandb=None, stop=True):
+    """Makes every wandb.log (and run.log) report its numbers to sweep too,
+    at the step W&B counts, one line after `import wandb`. With stop True,
+    when the sweep stops the run, that log finishes the W&B run and raises
+    StopRun (exit status 0); with stop False, check sweep.should_stop().
+    `wandb`: the module (default: the imported one). Calling it again
+    changes nothing but `stop`. Returns the module."""
+    if wandb is None:
+        wandb = sys.modules.get("wandb")
+    if wandb is None:
+        try:
+            import wandb
+        except ImportError:
+            raise ImportError("sweep.mirror_wandb(): cannot import wandb: "
+                              "install it, or pass the module")
+    with _mirror_lock:
+        _mirror_stops[0] = bool(stop)
+        run_cls = getattr(wandb, "Run", None)
+        for owner, bound in ((run_cls, True), (wandb, False)):
+            if owner is None or (bound and not isinstance(owner, type)):
+                continue
+            for name, wrap in (("log", _wrap_log), ("finish", _wrap_finish)):
+                fn = getattr(owner, name, None)
+                if callable(fn) and not getattr(fn, "_sweep_mirror", False):
+                    setattr(owner, name, wrap(wandb, fn, bound))
+        if not getattr(_mirror_at_exit, "registered", False):
+            atexit.register(_mirror_at_exit)
+            _mirror_at_exit.registered = True
+    return wandb
 
 
 def _at_exit():

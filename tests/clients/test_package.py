@@ -1,0 +1,235 @@
+"""Tests of the `sweep` package (examples/clients/python/): it installs
+offline with pip into a fresh venv, from the checkout, and gives a trial
+its run (params, checkpoint_dir, run_id), and agent() runs a function for
+it; bad input is refused with a clear error. The old name, sweep_client,
+still imports.
+
+Run: /usr/bin/python3 tests/clients/test_package.py (CTest: clients.package).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PACKAGE = os.path.join(ROOT, "examples", "clients", "python")
+sys.path.insert(0, PACKAGE)
+
+import sweep  # noqa: E402
+
+
+def make_venv(where, system_site_packages=False):
+    """A venv of this interpreter with pip, or None (the reason printed)
+    when this Python cannot make one (Debian without python3-venv)."""
+    args = [sys.executable, "-m", "venv", where]
+    if system_site_packages:
+        args.insert(3, "--system-site-packages")
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    if p.returncode != 0:
+        sys.stderr.write("cannot make a venv: %s\n" % p.stdout.strip())
+        return None
+    return os.path.join(where, "bin", "python")
+
+
+def pip_install(python, *args):
+    """pip install, offline: no index, nothing fetched."""
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+               PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([python, "-m", "pip", "install", "--no-index"] +
+                          list(args), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True)
+
+
+class Install(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sweep-venv-")
+        cls.python = make_venv(os.path.join(cls.dir, "venv"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def setUp(self):
+        if not self.python:
+            self.skipTest("this Python cannot make a venv")
+
+    def run_in_venv(self, code, **env):
+        # from a folder of its own, so the checkout is not on sys.path
+        return subprocess.run([self.python, "-c", code], cwd=self.dir,
+                              env=dict(os.environ, **env),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+
+    def test_pip_installs_it_offline_and_it_imports(self):
+        p = pip_install(self.python, PACKAGE)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        out = self.run_in_venv(
+            "import sweep, sys; print(sweep.__file__); "
+            "print(sweep.__version__); "
+            "print(sorted(n for n in sweep.__all__ if not hasattr(sweep, n)))")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        where, version, missing = out.stdout.splitlines()
+        self.assertTrue(where.startswith(os.path.join(self.dir, "venv")),
+                        where)
+        self.assertEqual(version, sweep.__version__)
+        self.assertEqual(missing, "[]")
+        # the build leaves nothing in the checkout
+        self.assertEqual(sorted(f for f in os.listdir(PACKAGE)
+                                if f != "__pycache__"),
+                         ["README.md", "_sweep_build.py", "pyproject.toml",
+                          "sweep.py"])
+        p = subprocess.run([self.python, "-m", "pip", "uninstall", "-y",
+                            "sweep-client"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertNotEqual(self.run_in_venv("import sweep").returncode, 0)
+
+    def test_editable_install_uses_the_checkout(self):
+        p = pip_install(self.python, "-e", PACKAGE)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.addCleanup(subprocess.run, [self.python, "-m", "pip",
+                                         "uninstall", "-y", "sweep-client"],
+                        stdout=subprocess.DEVNULL)
+        out = self.run_in_venv("import sweep; print(sweep.__file__)")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(os.path.realpath(out.stdout.strip()),
+                         os.path.realpath(os.path.join(PACKAGE, "sweep.py")))
+
+    def test_the_sdist_holds_what_builds_it(self):
+        import tarfile
+        sys.path.insert(0, PACKAGE)
+        import _sweep_build
+        d = tempfile.mkdtemp(dir=self.dir)
+        name = _sweep_build.build_sdist(d)
+        with tarfile.open(os.path.join(d, name)) as t:
+            names = sorted(m.name.split("/", 1)[1] for m in t.getmembers())
+        self.assertEqual(names, ["PKG-INFO", "README.md", "_sweep_build.py",
+                                 "pyproject.toml", "sweep.py"])
+        p = pip_install(self.python, os.path.join(d, name))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(self.run_in_venv("import sweep").returncode, 0)
+
+
+class Run(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="sweep-run-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.saved = dict(os.environ)
+        self.addCleanup(self.restore)
+        for k in list(os.environ):
+            if k.startswith("SWEEP_") or k.startswith("WANDB_"):
+                del os.environ[k]
+
+    def restore(self):
+        os.environ.clear()
+        os.environ.update(self.saved)
+
+    def params_file(self, text):
+        path = os.path.join(self.dir, "params.json")
+        with open(path, "w") as f:
+            f.write(text)
+        os.environ["SWEEP_PARAMS"] = path
+        return path
+
+    def test_outside_a_sweep(self):
+        self.assertEqual(sweep.params(), {})
+        self.assertIsNone(sweep.checkpoint_dir())
+        self.assertIsNone(sweep.run_id())
+
+    def test_the_run_is_the_environments(self):
+        self.params_file('{"lr": 0.1, "opt": {"name": "adam", "b": [1, 2]}}')
+        os.environ["SWEEP_CHECKPOINT_DIR"] = "/ck"
+        os.environ["SWEEP_RUN_ID"] = "ab-1"
+        p = sweep.params()
+        self.assertEqual(p, {"lr": 0.1, "opt": {"name": "adam", "b": [1, 2]}})
+        p["lr"] = 5  # a copy each call
+        self.assertEqual(sweep.params()["lr"], 0.1)
+        self.assertEqual(sweep.checkpoint_dir(), "/ck")
+        self.assertEqual(sweep.run_id(), "ab-1")
+
+    def test_bad_params_are_clear_errors(self):
+        path = self.params_file("[1, 2]")
+        with self.assertRaisesRegex(RuntimeError, "holds a list"):
+            sweep.params()
+        self.params_file("{nope")
+        with self.assertRaisesRegex(RuntimeError, "is not JSON"):
+            sweep.params()
+        os.environ["SWEEP_PARAMS"] = path + ".missing"
+        with self.assertRaisesRegex(RuntimeError, "cannot read SWEEP_PARAMS="
+                                    + path + ".missing"):
+            sweep.params()
+
+    def test_agent_calls_the_function_once(self):
+        self.params_file('{"lr": 0.5}')
+        os.environ["SWEEP_RUN_ID"] = "ab-1"
+        seen = []
+        self.assertEqual(sweep.agent(lambda config: seen.append(config)), 1)
+        self.assertEqual(seen, [{"lr": 0.5}])
+        # wandb.agent's shape: a function of no argument, count, ids unused
+        self.assertEqual(sweep.agent("ent/proj/abc", function=lambda:
+                                     seen.append("w"), count=3), 1)
+        self.assertEqual(seen[-1], "w")
+
+        def train(config=None):  # W&B's idiom: called with nothing
+            seen.append(config)
+        sweep.agent("abc", function=train)
+        self.assertIsNone(seen[-1])
+
+        def stopped(config):
+            raise sweep.StopRun("ab-1")
+        self.assertEqual(sweep.agent(stopped), 1)  # a stop ends it, quietly
+
+    def test_agent_refuses_bad_calls(self):
+        with self.assertRaisesRegex(TypeError, "needs a function"):
+            sweep.agent("abc")
+        with self.assertRaisesRegex(ValueError, "count must be a positive"):
+            sweep.agent(print, count=0)
+        with self.assertRaisesRegex(ValueError, "count must be a positive"):
+            sweep.agent(print, count=True)
+        with self.assertRaisesRegex(RuntimeError, "not in a trial of `sweep "
+                                    "run`"):
+            sweep.agent(print)
+
+    def test_stoprun_exits_quietly(self):
+        self.assertTrue(issubclass(sweep.StopRun, SystemExit))
+        p = subprocess.run([sys.executable, "-c",
+                            "import sys; sys.path.insert(0, %r); import sweep;"
+                            " raise sweep.StopRun('r')" % PACKAGE],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+
+
+class OldName(unittest.TestCase):
+    def test_sweep_client_is_sweep(self):
+        code = ("import sys; sys.path.insert(0, %r); import sweep_client, "
+                "sweep; print(sweep_client is sweep, sweep.__file__)"
+                % os.path.join(ROOT, "examples", "clients"))
+        p = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        same, where = p.stdout.split()
+        self.assertEqual(same, "True")
+        self.assertEqual(where, os.path.join(PACKAGE, "sweep.py"))
+
+    def test_alone_it_says_where_the_client_went(self):
+        d = tempfile.mkdtemp(prefix="sweep-old-")
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copy(os.path.join(ROOT, "examples", "clients",
+                                 "sweep_client.py"), d)
+        p = subprocess.run([sys.executable, "-S", "-c", "import sweep_client"],
+                           cwd=d, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("pip install examples/clients/python", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
