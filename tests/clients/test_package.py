@@ -206,6 +206,166 @@ class Run(unittest.TestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""))
 
 
+SW_BIN = os.environ.get("SW_BIN") or os.path.join(
+    ROOT, "build", "debug", "orchestrator", "sweep")
+
+DRIVER = """
+import json, sys
+import sweep
+import objectives
+
+
+def local(config):  # the script's own: found by its path
+    return (config["x"] - 3) ** 2 + config["opt"]["b"]
+
+
+if __name__ == "__main__":
+    which = sys.argv[1]
+    fn = {"main": local, "module": objectives.as_dict,
+          "reports": objectives.reports}[which]
+    res = sweep.run(CONFIG, fn, parallel=2, home="home", sweep_bin=BIN,
+                    quiet=True, seed=3)
+    print("RESULT " + json.dumps({"id": res.id, "best": res.best,
+                                  "runs": res.runs}))
+"""
+
+OBJECTIVES = """
+import sweep
+
+
+def as_dict(config):
+    return {"loss": float(config["x"]), "aux": 1.0}
+
+
+def reports(config):
+    for step in range(3):
+        sweep.report(step=step, loss=config["x"] * (3 - step))
+"""
+
+CONFIG = {"method": "grid", "metric": {"name": "loss", "goal": "minimize"},
+          "parameters": {"x": {"values": [1, 2, 3, 4]},
+                         "opt": {"parameters": {"b": {"values": [0, 1]}}}}}
+
+
+class RunFromPython(unittest.TestCase):
+    """sweep.run(config, objective) through the real binary, the package
+    installed offline in a fresh venv."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sweep-run-py-")
+        cls.python = make_venv(os.path.join(cls.dir, "venv"))
+        if cls.python:
+            p = pip_install(cls.python, PACKAGE)
+            assert p.returncode == 0, p.stdout
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def setUp(self):
+        if not self.python:
+            self.skipTest("this Python cannot make a venv")
+        if not os.access(SW_BIN, os.X_OK):
+            self.skipTest("no sweep binary at %s" % SW_BIN)
+        self.work = tempfile.mkdtemp(dir=self.dir)
+        with open(os.path.join(self.work, "driver.py"), "w") as f:
+            f.write(DRIVER.replace("CONFIG", repr(CONFIG))
+                    .replace("BIN", repr(SW_BIN)))
+        with open(os.path.join(self.work, "objectives.py"), "w") as f:
+            f.write(OBJECTIVES)
+        # sweep.run() in this process: the sweep's folder is the test's,
+        # never the checkout (a dirty tree would get a snapshot ref)
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.work)
+
+    def drive(self, which):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("SWEEP_") and k != "PYTHONPATH"}
+        p = subprocess.run([self.python, "driver.py", which], cwd=self.work,
+                           env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=240)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+        return json.loads(line[0][len("RESULT "):])
+
+    def test_a_number_is_the_sweeps_metric(self):
+        res = self.drive("main")
+        runs = res["runs"]
+        self.assertEqual(len(runs), 8)
+        self.assertEqual({r["state"] for r in runs}, {"finished"})
+        for r in runs:
+            p = r["params"]
+            self.assertEqual(r["value"], (p["x"] - 3) ** 2 + p["opt"]["b"])
+        self.assertEqual(res["best"]["params"], {"x": 3, "opt": {"b": 0}})
+        self.assertEqual(res["best"]["value"], 0)
+
+    def test_a_dict_or_its_own_reports(self):
+        res = self.drive("module")
+        self.assertEqual(sorted(r["value"] for r in res["runs"]),
+                         [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0])
+        res = self.drive("reports")
+        self.assertEqual(sorted(r["value"] for r in res["runs"]),
+                         [1, 1, 2, 2, 3, 3, 4, 4])  # the last report's
+
+    def test_bad_calls_are_refused_before_anything_runs(self):
+        home = os.path.join(self.work, "nothing")
+        with self.assertRaisesRegex(ValueError, "top level of a module"):
+            sweep.run(CONFIG, lambda c: 1.0, home=home, sweep_bin=SW_BIN)
+        with self.assertRaisesRegex(ValueError, "parallel must be"):
+            sweep.run(CONFIG, None, parallel=0, home=home, sweep_bin=SW_BIN)
+        with self.assertRaisesRegex(TypeError, "unknown option 'paralel'"):
+            sweep.run(CONFIG, None, paralel=2, home=home, sweep_bin=SW_BIN)
+        with self.assertRaisesRegex(TypeError, "config must be a dict"):
+            sweep.run([1], None, home=home, sweep_bin=SW_BIN)
+        with self.assertRaisesRegex(ValueError, "its own program"):
+            sweep.run(dict(CONFIG, program="t.py"), make_venv, home=home,
+                      sweep_bin=SW_BIN)
+        with self.assertRaisesRegex(FileNotFoundError, "no `sweep` binary"):
+            old = os.environ.get("PATH", "")
+            os.environ["PATH"] = "/nonexistent"
+            try:
+                sweep.run(CONFIG, None, home=home)
+            finally:
+                os.environ["PATH"] = old
+        self.assertFalse(os.path.exists(home))
+
+    def test_an_invalid_config_says_why_and_changes_nothing(self):
+        home = os.path.join(self.work, "home")
+        bad = {"method": "grid", "parameters": {"x": {"min": 3, "max": 1}}}
+        with self.assertRaises(sweep.SweepFailed) as cm:
+            sweep.run(bad, None, home=home, sweep_bin=SW_BIN, quiet=True)
+        self.assertEqual(cm.exception.returncode, 2)
+        self.assertIn("config:sweep.json:", str(cm.exception))
+        self.assertIn("parameters.x.min: min (3) must be less than max (1)",
+                      str(cm.exception))
+        self.assertFalse(os.path.exists(os.path.join(home, "runs")))
+
+    def test_a_sweep_file_runs_its_own_command(self):
+        path = os.path.join(self.work, "s.yaml")
+        with open(path, "w") as f:
+            f.write("method: grid\nmetric: {name: loss}\n"
+                    "parameters: {x: {values: [2, 1]}}\n"
+                    "command: [%s, -c, \"import json, os; p = json.load(open("
+                    "os.environ['SWEEP_PARAMS'])); print('@metrics', "
+                    "json.dumps({'loss': p['x']}))\"]\n" % sys.executable)
+        res = sweep.run(path, home=os.path.join(self.work, "h"),
+                        sweep_bin=SW_BIN, quiet=True)
+        self.assertEqual(len(res.runs), 2)
+        self.assertEqual(res.best["params"], {"x": 1})
+        with self.assertRaisesRegex(ValueError, "pass no objective"):
+            sweep.run(path, make_venv, sweep_bin=SW_BIN)
+
+    def test_not_from_inside_a_trial(self):
+        os.environ["SWEEP_RUN_ID"] = "ab-1"
+        try:
+            with self.assertRaisesRegex(RuntimeError, "inside a trial"):
+                sweep.run(CONFIG, None, sweep_bin=SW_BIN)
+        finally:
+            del os.environ["SWEEP_RUN_ID"]
+
+
 class OldName(unittest.TestCase):
     def test_sweep_client_is_sweep(self):
         code = ("import sys; sys.path.insert(0, %r); import sweep_client, "

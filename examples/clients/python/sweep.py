@@ -17,6 +17,9 @@ or copy this one file next to your trainer. Then, in a trial that
             save_checkpoint(sweep.checkpoint_dir())
             break                            # the sweep stopped this run
 
+A whole sweep from Python: `sweep.run(config, objective, parallel=4)`
+drives the `sweep` binary, each trial calling objective(params).
+
 A W&B trainer needs one line after `import wandb`: `sweep.mirror_wandb()`
 (every wandb.log is reported too, and the run ends when the sweep stops
 it); `wandb.config` already holds the run's parameters, from the
@@ -81,6 +84,8 @@ __all__ = [
     "Client",
     "MetricsRejected",
     "StopRun",
+    "SweepFailed",
+    "SweepResult",
     "agent",
     "checkpoint_dir",
     "flush",
@@ -88,6 +93,7 @@ __all__ = [
     "mirror_wandb",
     "params",
     "report",
+    "run",
     "run_id",
     "should_stop",
     "terminated",
@@ -933,6 +939,247 @@ def mirror_wandb(wandb=None, stop=True):
             _mirror_at_exit.registered = True
     return wandb
 
+# ---- run: a sweep from Python, through the `sweep` binary ---------------------
+
+
+class SweepFailed(RuntimeError):
+    """`sweep run` did not do its job (its exit status, and what it said on
+    stderr): an invalid sweep file (status 2), or another failure (1)."""
+
+    def __init__(self, message, returncode, sweep_id=None):
+        RuntimeError.__init__(self, message)
+        self.returncode = returncode
+        self.sweep_id = sweep_id
+
+
+class SweepResult(object):
+    """What sweep.run() gives back: the sweep's `id`, its `runs` (as `sweep
+    ls ID --json` lists them: run, state, value, params, ...), `best`
+    (the best of them by the sweep's metric, or None) and `home`."""
+
+    def __init__(self, sweep_id, runs, best, home):
+        self.id = sweep_id
+        self.runs = runs
+        self.best = best
+        self.home = home
+
+    def __repr__(self):
+        return "SweepResult(id=%r, runs=%d, best=%r)" % (
+            self.id, len(self.runs), self.best and self.best.get("run"))
+
+
+_RUN_OPTIONS = {"seed": "--seed", "name": "--name", "backend": "--backend",
+                "gpus": "--gpus", "listen": "--listen", "quiet": "--quiet"}
+
+
+def _objective_ref(objective):
+    """Where a trial finds `objective`: "module:qualname", or
+    "/path/script.py:qualname" for the script run as __main__; and the
+    folder to put on PYTHONPATH for it (or None)."""
+    qualname = getattr(objective, "__qualname__", "")
+    module = getattr(objective, "__module__", None)
+    if not qualname or "<" in qualname or not module:
+        raise ValueError("sweep.run(): the objective must be a function "
+                         "defined at the top level of a module (a trial "
+                         "imports it), not %r" % (objective,))
+    mod = sys.modules.get(module)
+    path = getattr(mod, "__file__", None)
+    if module == "__main__":
+        if not path:
+            raise ValueError("sweep.run(): the objective is defined in an "
+                             "interactive session; define it in a file")
+        return "%s:%s" % (os.path.abspath(path), qualname), None
+    root = None
+    if path:
+        root = os.path.dirname(os.path.abspath(path))
+        depth = module.count(".") + (os.path.basename(path).startswith(
+            "__init__.") and 1 or 0)
+        for _ in range(depth):
+            root = os.path.dirname(root)
+    return "%s:%s" % (module, qualname), root
+
+
+def _load_objective(ref):
+    import importlib
+    import importlib.util
+    where, _, qualname = ref.rpartition(":")
+    if where.endswith(".py"):
+        sys.path.insert(0, os.path.dirname(where))
+        spec = importlib.util.spec_from_file_location("__sweep_objective__",
+                                                      where)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(where)
+    fn = mod
+    for part in qualname.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+def _serve_objective(ref, metric):
+    """A trial of sweep.run(): objective(params()); a number it returns is
+    reported as `metric`, a dict as its metrics, None as nothing (it
+    reported itself)."""
+    fn = _load_objective(ref)
+    try:
+        result = fn(params())
+    except StopRun:
+        result = None
+    if isinstance(result, dict):
+        report(**result)
+    elif result is not None:
+        report(**{metric: _number(metric, result)})
+    flush(_client()._exit_timeout)
+    return 0
+
+
+def _run_args(config_path, parallel, options):
+    args = ["run", config_path]
+    if parallel is not None:
+        if (isinstance(parallel, bool) or
+                not isinstance(parallel, numbers.Integral) or parallel < 1):
+            raise ValueError("sweep.run(): parallel must be a positive "
+                             "integer, got %r" % (parallel,))
+        args += ["--parallel", str(int(parallel))]
+    for key, value in sorted(options.items()):
+        if key not in _RUN_OPTIONS:
+            raise TypeError("sweep.run(): unknown option %r (options: %s)"
+                            % (key, ", ".join(sorted(_RUN_OPTIONS))))
+        if key == "quiet":
+            if value:
+                args.append("--quiet")
+        elif value is not None:
+            args += [_RUN_OPTIONS[key], str(value)]
+    return args
+
+
+def _sweep_json(binary, env, *args):
+    import subprocess
+    p = subprocess.run([binary] + list(args), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if p.returncode != 0:
+        return None
+    return [json.loads(line) for line in p.stdout.splitlines() if line]
+
+
+def _prepend_path(env, folder):
+    if folder:
+        old = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = folder + (os.pathsep + old if old else "")
+
+
+def run(config, objective=None, parallel=None, home=None, sweep_bin=None,
+        **options):
+    """Runs a sweep to its end with the `sweep` binary (on PATH, or
+    `sweep_bin`) and returns a SweepResult. `config`: a sweep file's
+    contents (a dict, W&B's format) or the path of one. `objective`: a
+    top-level function each trial calls with its parameters; a number it
+    returns is reported as the sweep's metric, a dict as metrics. Without
+    it, the config's own program or command runs. `parallel`: trials at
+    once; `home`: the sweep home (default $SWEEP_HOME, else ./.sweep);
+    options: seed, name, backend, gpus, listen, quiet, as `sweep run`
+    takes them. SweepFailed when `sweep run` fails (an invalid config: its
+    problems, returncode 2)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    if run_id():
+        raise RuntimeError("sweep.run() inside a trial of sweep %s: guard "
+                           "the call with `if __name__ == \"__main__\":`"
+                           % (_environ().get("SWEEP_ID") or "?"))
+    if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
+        with open(config, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            config = json.loads(text)
+        except ValueError:
+            config, path = None, os.path.abspath(os.fsdecode(config))
+    if config is not None and not isinstance(config, dict):
+        raise TypeError("sweep.run(): config must be a dict or a file path, "
+                        "got %s" % type(config).__name__)
+    if objective is not None and not callable(objective):
+        raise TypeError("sweep.run(): objective must be a function, got %s"
+                        % type(objective).__name__)
+    binary = sweep_bin or shutil.which("sweep")
+    if not binary:
+        raise FileNotFoundError("sweep.run(): no `sweep` binary on PATH: "
+                                "build it (README.md) or pass sweep_bin=")
+    env = dict(os.environ)
+    if home is not None:
+        env["SWEEP_HOME"] = os.path.abspath(os.fspath(home))
+    tmp = tempfile.mkdtemp(prefix="sweep-run-")
+    try:
+        if config is not None:
+            config = dict(config)
+            if objective is not None:
+                if config.get("command") or config.get("program"):
+                    raise ValueError("sweep.run(): the config has its own "
+                                     "program or command; pass no objective "
+                                     "to run it, or drop them")
+                ref, root = _objective_ref(objective)
+                metric = (config.get("metric") or {}).get("name") \
+                    if isinstance(config.get("metric"), dict) else None
+                config["command"] = [sys.executable, "-m", "sweep",
+                                     "objective", ref, metric or "objective"]
+                _prepend_path(env, root)
+                _prepend_path(env, os.path.dirname(os.path.abspath(
+                    __file__)))
+            path = os.path.join(tmp, "%s.json" % re.sub(
+                r"[^A-Za-z0-9_.-]", "_", str(options.get("name") or "sweep")))
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(config, f, allow_nan=True, indent=2)
+        elif objective is not None:
+            raise ValueError("sweep.run(): with a sweep file that is not "
+                             "JSON, the file's own command runs: pass no "
+                             "objective")
+        args = [binary] + _run_args(path, parallel, options)
+        sweep_id, err = None, []
+        # the config's file is ours and goes: its messages name it `config`
+        ours = tmp + os.sep
+
+        def pump_err(stream):
+            for line in stream:
+                line = line.replace(ours, "config:")
+                err.append(line)
+                sys.stderr.write(line)
+        with subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE,
+                              universal_newlines=True) as proc:
+            t = threading.Thread(target=pump_err, args=(proc.stderr,),
+                                 daemon=True)
+            t.start()
+            for line in proc.stdout:
+                sys.stdout.write(line.replace(ours, "config:"))
+                m = re.match(r"sweep ([0-9a-f]+):", line)
+                if m and sweep_id is None:
+                    sweep_id = m.group(1)
+            proc.wait()
+            t.join()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if proc.returncode != 0 or sweep_id is None:
+        raise SweepFailed("sweep run failed (exit %d): %s"
+                          % (proc.returncode, "".join(err[-20:]).strip()),
+                          proc.returncode, sweep_id)
+    runs = _sweep_json(binary, env, "ls", sweep_id, "--json") or []
+    best = _sweep_json(binary, env, "best", sweep_id, "--top", "1", "--json")
+    return SweepResult(sweep_id, runs, best[0] if best else None,
+                       env.get("SWEEP_HOME") or os.path.abspath(".sweep"))
+
+
+def _main(argv):
+    """python -m sweep objective REF METRIC: a trial of sweep.run()."""
+    if len(argv) == 3 and argv[0] == "objective":
+        import sweep as module  # one copy of the client, not __main__'s
+        return module._serve_objective(argv[1], argv[2])
+    sys.stderr.write("usage: python -m sweep objective MODULE:FUNCTION "
+                     "METRIC (what sweep.run() gives its trials)\n")
+    return 2
+
 
 def _at_exit():
     for client in list(_clients):
@@ -948,3 +1195,6 @@ def _after_fork_child():
 atexit.register(_at_exit)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_child)
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
