@@ -927,6 +927,9 @@ def mirror_wandb(wandb=None, stop=True):
     with _mirror_lock:
         _mirror_stops[0] = bool(stop)
         run_cls = getattr(wandb, "Run", None)
+        if run_cls is None:  # older SDKs export it only from wandb.sdk
+            run_cls = getattr(getattr(getattr(wandb, "sdk", None),
+                                      "wandb_run", None), "Run", None)
         for owner, bound in ((run_cls, True), (wandb, False)):
             if owner is None or (bound and not isinstance(owner, type)):
                 continue
