@@ -12,8 +12,8 @@ against those logged. Not a test: nothing is asserted.
 
 Usage: /usr/bin/python3 tests/bench/bench_mirror.py [N]   (N logs, 2000)
 """
-import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +70,13 @@ def main():
         return float([l for l in p.stdout.splitlines()
                       if not l.startswith("@metrics")][-1])
 
+    try:
+        report(n, loop)
+    finally:
+        shutil.rmtree(d)
+
+
+def report(n, loop):
     srv = FakeMetricsServer().start()
     plain = loop("plain")
     up = loop("mirror", SWEEP_METRICS_URL=srv.url, SWEEP_TOKEN=srv.token)
