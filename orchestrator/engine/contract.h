@@ -6,8 +6,8 @@
  *
  * Under the sweep home ($SWEEP_HOME, default ./.sweep) each run has a
  * folder runs/<run id>/ holding params.json, params.yaml (the same
- * parameters as W&B's SDK reads them: WANDB_SWEEP_PARAM_PATH), stdout.log, stderr.log, the
- * checkpoint/ folder that every attempt of the run shares, the
+ * parameters as W&B's SDK reads them: WANDB_SWEEP_PARAM_PATH), stdout.log,
+ * stderr.log, the checkpoint/ folder that every attempt of the run shares, the
  * executor's status files, `token.sha256` (the SHA-256 of the attempt's
  * metrics token: the token itself is only in the trial's environment,
  * never on disk nor in the store) and `metrics_url` (where to report, read
@@ -58,6 +58,12 @@ int sw_contract_prepare(const char *run_dir, const char *params_json);
  * every value reading back through YAML 1.1 as the JSON value it is.
  * The caller frees *out. SW_EINVALID when params_json is not an object. */
 int sw_contract_wandb_config(char **out, const char *params_json);
+
+/* The status a long-lived worker exits with when its request for the
+ * next run is refused as not its own (401, 403): a run the engine may
+ * have handed it and it never heard of is lost, not failed
+ * (docs/clients.md, "Long-lived workers"). EX_TEMPFAIL. */
+#define SW_WORKER_LOST_EXIT 75
 
 /* A new metrics token: SW_CONTRACT_TOKEN_LEN hex digits of the OS's
  * randomness (256 bits), NUL-terminated. SW_EIO when there is none. */

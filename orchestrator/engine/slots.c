@@ -114,6 +114,8 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     free(s->run_dir);
     free(s->token);
     free(s->end.msg);
+    free(s->job_key);
+    free(s->job_handle);
     if (s->watch && e->watcher.unwatch)
         e->watcher.unwatch(e->watcher.ctx, s->watch);
     if (s->out_fd >= 0)

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -364,6 +365,196 @@ class RunFromPython(unittest.TestCase):
                 sweep.run(CONFIG, None, sweep_bin=SW_BIN)
         finally:
             del os.environ["SWEEP_RUN_ID"]
+
+
+WORKER = """
+import os, sys, time
+import sweep
+
+
+def train(config):
+    attempt = os.environ["SWEEP_ATTEMPT"]
+    print("run", sweep.run_id(), "pid", os.getpid(), "attempt", attempt,
+          flush=True)
+    sys.stderr.write("stderr of %s\\n" % sweep.run_id())
+    for step in range(3):
+        if sweep.report(step=step, loss=config["x"] * 10 + step):
+            return  # stopped: the next run
+        time.sleep(config.get("pause", 0))
+    if config["x"] == config.get("kill", -1) and attempt == "1":
+        os.kill(os.getpid(), 9)  # the worker dies mid-run
+    if config["x"] == config.get("hang", -1):
+        time.sleep(60)  # past the sweep's timeout
+
+
+print("served", sweep.agent(train), flush=True)
+"""
+
+
+class Workers(unittest.TestCase):
+    """sweep.agent(train) serving run after run in one process (the
+    package installed offline in a fresh venv), through the real binary:
+    each run keeps its own values, state, log, attempts, timeout and stop,
+    and a worker that dies loses only its run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sweep-workers-")
+        cls.python = make_venv(os.path.join(cls.dir, "venv"))
+        if cls.python:
+            p = pip_install(cls.python, PACKAGE)
+            assert p.returncode == 0, p.stdout
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def setUp(self):
+        if not self.python:
+            self.skipTest("this Python cannot make a venv")
+        if not os.access(SW_BIN, os.X_OK):
+            self.skipTest("no sweep binary at %s" % SW_BIN)
+        self.work = tempfile.mkdtemp(dir=self.dir)
+        self.home = os.path.join(self.work, "home")
+        with open(os.path.join(self.work, "worker.py"), "w") as f:
+            f.write(WORKER)
+
+    def sweep(self, *args):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("SWEEP_") and k != "PYTHONPATH"}
+        env["SWEEP_HOME"] = self.home
+        return subprocess.run([SW_BIN] + list(args), cwd=self.work, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=240)
+
+    def query(self, sql):
+        p = self.sweep("query", sql, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [json.loads(l) for l in p.stdout.splitlines()]
+
+    def start(self, xs, extra, parallel):
+        with open(os.path.join(self.work, "s.yaml"), "w") as f:
+            f.write("method: grid\nmetric: {name: loss}\n"
+                    "parameters:\n  x: {values: %s}\n%s"
+                    "command: [%s, worker.py]\n"
+                    % (json.dumps(xs), extra, self.python))
+        return self.sweep("run", "s.yaml", "--parallel", str(parallel),
+                          "--quiet")
+
+    def log_of(self, run, name="stdout.log"):
+        with open(os.path.join(self.home, "runs", run, name)) as f:
+            return f.read()
+
+    def pids(self, run):
+        """The process of each attempt of `run`, from its own log."""
+        out = []
+        for line in self.log_of(run).splitlines():
+            w = line.split()
+            if w[:1] == ["run"]:
+                self.assertEqual(w[1], run, "another run's line in its log")
+                out.append(int(w[3]))
+        return out
+
+    def test_twenty_runs_two_processes_and_a_worker_killed(self):
+        p = self.start(list(range(20)),
+                       "  kill: {value: 7}\n  pause: {value: 0.01}\n", 2)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        runs = self.query("SELECT id, params, state, attempts FROM runs "
+                          "ORDER BY idx")
+        self.assertEqual([r["state"] for r in runs], ["finished"] * 20)
+        metrics = self.query("SELECT run_id, step, name, value FROM metrics")
+        pids = {}
+        for r in runs:
+            x = json.loads(r["params"])["x"]
+            got = sorted((m["step"], m["value"]) for m in metrics
+                         if m["run_id"] == r["id"])
+            self.assertEqual(got, [(i, 10 * x + i) for i in range(3)],
+                             r["id"])
+            pids[r["id"]] = self.pids(r["id"])
+            self.assertEqual(len(pids[r["id"]]), r["attempts"])
+            self.assertIn("stderr of %s" % r["id"],
+                          self.log_of(r["id"], "stderr.log"))
+        killed = runs[7]["id"]
+        self.assertEqual(runs[7]["attempts"], 2)
+        self.assertEqual([r["attempts"] for r in runs if r["id"] != killed],
+                         [1] * 19, "the other runs are untouched")
+        outcomes = self.query("SELECT outcome FROM attempts WHERE run_id = "
+                              "'%s' ORDER BY attempt" % killed)
+        self.assertEqual([o["outcome"] for o in outcomes],
+                         ["lost", "finished"])
+        processes = {pid for ps in pids.values() for pid in ps}
+        self.assertLessEqual(len(processes), 3, "two workers and a retry")
+        self.assertNotIn(pids[killed][0], pids[killed][1:])
+        # the store and the report see runs as with a process each
+        p = self.sweep("report", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rep = json.loads(p.stdout)
+        self.assertEqual((rep["runs"], rep["finished"], rep["attempts"]),
+                         (20, 20, 21))
+
+    def test_sweep_killed_and_resumed_keeps_its_workers(self):
+        # sweep is SIGKILLed while workers run handed-over runs; the
+        # resumed sweep adopts them in their workers' processes, which go
+        # on serving: every run once, every value once
+        with open(os.path.join(self.work, "s.yaml"), "w") as f:
+            f.write("method: grid\nmetric: {name: loss}\nparameters:\n"
+                    "  x: {values: %s}\n  pause: {value: 0.1}\n"
+                    "command: [%s, worker.py]\n"
+                    % (json.dumps(list(range(12))), self.python))
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("SWEEP_") and k != "PYTHONPATH"}
+        env["SWEEP_HOME"] = self.home
+        p = subprocess.Popen([SW_BIN, "run", "s.yaml", "--parallel", "2",
+                              "--quiet"], cwd=self.work, env=env,
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        handed = []
+        deadline = time.monotonic() + 60
+        while not handed and time.monotonic() < deadline:
+            time.sleep(0.05)
+            runs = os.path.join(self.home, "runs")
+            for run in os.listdir(runs) if os.path.isdir(runs) else []:
+                if (os.path.exists(os.path.join(runs, run, "worker")) and
+                        not os.path.exists(os.path.join(runs, run, "exit"))):
+                    handed.append(run)
+        p.kill()
+        p.wait()
+        self.assertTrue(handed, "no run was handed to a worker")
+        sweep_id = handed[0].rsplit("-", 1)[0]
+        r = self.sweep("resume", sweep_id, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        runs = self.query("SELECT id, state, attempts FROM runs")
+        self.assertEqual(len(runs), 12)
+        self.assertEqual({(x["state"], x["attempts"]) for x in runs},
+                         {("finished", 1)})
+        counts = self.query("SELECT run_id, count(*) AS n FROM metrics "
+                            "GROUP BY run_id")
+        self.assertEqual({c["n"] for c in counts}, {3})
+        processes = {pid for x in runs for pid in self.pids(x["id"])}
+        self.assertLessEqual(len(processes), 2)
+
+    def test_each_run_keeps_its_timeout_and_its_stop(self):
+        # x=0 hangs past the timeout: it fails alone, and its worker with
+        # it; asha stops 6, 7 and 8, worse than the best at their rung,
+        # and their worker goes on to the next run
+        p = self.start([5, 0, 6, 7, 8, 1], "  hang: {value: 0}\n"
+                       "  pause: {value: 0.05}\n"
+                       "timeout: 3\nearly_terminate: {type: asha, "
+                       "min_iter: 2, eta: 2}\n", 1)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        runs = self.query("SELECT id, state, reason, attempts FROM runs "
+                          "ORDER BY idx")
+        self.assertEqual([r["state"] for r in runs],
+                         ["finished", "failed", "stopped", "stopped",
+                          "stopped", "finished"])
+        self.assertIn("timeout", runs[1]["reason"])
+        for r in runs:
+            self.assertEqual(r["attempts"], 1)
+        # the hung run's worker died with it; the ones after share one
+        self.assertNotEqual(self.pids(runs[1]["id"]),
+                            self.pids(runs[2]["id"]))
+        after = {self.pids(r["id"])[0] for r in runs[2:]}
+        self.assertEqual(len(after), 1, "stopped runs hand over too")
 
 
 class OldName(unittest.TestCase):

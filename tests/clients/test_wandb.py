@@ -10,8 +10,9 @@ PyYAML, and counts steps as W&B does).
 - Through the real `sweep` binary, with the package installed offline in
   a fresh venv: wandb.config holds each run's parameters, nested groups
   included; the store holds exactly W&B's history; a stopping rule stops
-  a run through its wandb.log; sweep.agent(sweep_id, function=train)
-  serves the run as wandb.agent would.
+  a run through its wandb.log; sweep.agent(sweep_id, function=train,
+  count=5) serves run after run in one process as wandb.agent would,
+  each with its own wandb.init and config.
 
 Run: /usr/bin/python3 tests/clients/test_wandb.py (CTest: clients.wandb,
 SW_BIN names the sweep binary). Needs PyYAML (W&B's SDK does).
@@ -77,7 +78,8 @@ class Run(object):
         self._step = 0
         self._row = {}
         self._finished = False
-        _out({"init": self.id, "sweep": self.sweep_id, "config": cfg})
+        _out({"init": self.id, "sweep": self.sweep_id, "config": cfg,
+              "pid": os.getpid()})
 
     def log(self, data, step=None, commit=None):
         if self._finished:
@@ -403,13 +405,22 @@ class ThroughSweep(unittest.TestCase):
                          [(0.125, 1), (0.125, 2), (0.5, 1), (0.5, 2)])
 
     def test_the_agent_call_shape_serves_each_run(self):
+        # wandb.agent(sweep_id, function=train, count=5): each of the 4
+        # runs gets its own wandb.init, config and history, from at most
+        # two processes (parallel 2) serving them in turn
         p = self.start(AS_AGENT="1")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.check_runs()
-        for r in self.query("SELECT id FROM runs"):
+        runs = self.check_runs()
+        served, pids = 0, set()
+        for r in runs:
+            pids.add(history(self.out % {"run": r["id"]})[0]["pid"])
             with open(os.path.join(self.home, "runs", r["id"],
                                    "stdout.log")) as f:
-                self.assertIn("agent served 1", f.read())
+                for line in f:
+                    if line.startswith("agent served "):
+                        served += int(line.split()[2])
+        self.assertEqual(served, 4)
+        self.assertLessEqual(len(pids), 2)
 
     def test_a_stopping_rule_stops_a_run_through_wandb_log(self):
         p = self.start("early_terminate: {type: asha, min_iter: 2, eta: 2}\n",

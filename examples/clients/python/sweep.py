@@ -18,7 +18,9 @@ or copy this one file next to your trainer. Then, in a trial that
             break                            # the sweep stopped this run
 
 A whole sweep from Python: `sweep.run(config, objective, parallel=4)`
-drives the `sweep` binary, each trial calling objective(params).
+drives the `sweep` binary, each trial calling objective(params). A
+long-lived worker, `sweep.agent(train)`, serves run after run in one
+process (docs/clients.md, "Long-lived workers").
 
 A W&B trainer needs one line after `import wandb`: `sweep.mirror_wandb()`
 (every wandb.log is reported too, and the run ends when the sweep stops
@@ -685,14 +687,16 @@ def _wants_config(function):
 
 def agent(sweep_id=None, function=None, count=None, entity=None,
           project=None):
-    """Runs `function` for the trial's run: agent(train), or wandb.agent's
-    shape, agent(sweep_id, function=train, count=N) (sweep_id, entity and
-    project are accepted and unused: the run is the one `sweep` started
-    this process for). `function` gets the run's parameters when it takes
-    a positional argument (train(config)), else none (a W&B function,
-    which reads wandb.config). A StopRun from it (the sweep stopped the
-    run) ends the run normally. Returns how many runs it served: one per
-    process; `count` (at least 1) bounds it."""
+    """Serves runs with `function`, one after another in this process:
+    agent(train), or wandb.agent's shape, agent(sweep_id,
+    function=train, count=N) (sweep_id, entity and project are accepted
+    and unused: the runs are those of the sweep that started this
+    process). `function` gets each run's parameters when it takes a
+    positional argument (train(config)), else none (a W&B function, which
+    reads wandb.config). When it returns (or raises StopRun: the sweep
+    stopped the run), the run is done and the agent asks `sweep` for the
+    next one, on the same devices, until `count` runs (None: until the
+    sweep has no more). Returns how many runs it served."""
     if function is None and callable(sweep_id):
         function, sweep_id = sweep_id, None
     if not callable(function):
@@ -707,15 +711,113 @@ def agent(sweep_id=None, function=None, count=None, entity=None,
         raise RuntimeError("sweep.agent(): not in a trial of `sweep run` "
                            "(SWEEP_RUN_ID is unset): make this script the "
                            "sweep file's program and run `sweep run FILE`")
-    try:
-        if _wants_config(function):
-            function(params())
-        else:
-            function()
-    except StopRun:
-        pass
-    flush(_client()._exit_timeout)
-    return 1
+    served = 0
+    while True:
+        try:
+            if _wants_config(function):
+                function(params())
+            else:
+                function()
+        except StopRun:
+            pass
+        served += 1
+        flush(_client()._exit_timeout)
+        if count is not None and served >= count:
+            return served
+        nxt = _next_run()
+        if nxt is None:
+            return served
+        _become(nxt)
+
+
+def _next_url(env):
+    url = env.get("SWEEP_METRICS_URL") or ""
+    f = env.get("SWEEP_METRICS_URL_FILE")
+    if f:
+        try:
+            with open(f) as fh:
+                url = fh.readline().strip() or url
+        except OSError:
+            pass
+    if not url.endswith("/metrics") or _bad_url(url):
+        return None
+    return url[:-len("/metrics")] + "/next"
+
+
+def _next_run():
+    """Asks `sweep` for this worker's next run (POST .../next with the
+    current run's token; docs/clients.md, "Long-lived workers"): the
+    answer's run, or None when there is none (or no server to ask). A
+    refusal (401, 403: the run asked from is not this worker's any more)
+    exits with status 75; a server that cannot be reached is asked again
+    for SWEEP_NEXT_TIMEOUT seconds (60), re-reading the URL file."""
+    env = _environ()
+    token = env.get("SWEEP_TOKEN", "")
+    give_up = time.monotonic() + _env_float(env, "SWEEP_NEXT_TIMEOUT", 60.0)
+    delay = 0.1
+    while True:
+        url = _next_url(env)
+        if not url:
+            return None
+        parts = urllib.parse.urlsplit(url)
+        cls = (http.client.HTTPSConnection if parts.scheme == "https"
+               else http.client.HTTPConnection)
+        try:
+            conn = cls(parts.hostname, parts.port, timeout=600)
+            try:
+                conn.request("POST", parts.path, body=b"{}", headers={
+                    "Authorization": "Bearer " + token,
+                    "Content-Type": "application/json"})
+                resp = conn.getresponse()
+                status, text = resp.status, resp.read().decode("utf-8")
+            finally:
+                conn.close()
+        except (OSError, http.client.HTTPException):
+            status, text = None, ""
+        if status == 200:
+            try:
+                return json.loads(text).get("run")
+            except (ValueError, AttributeError):
+                return None
+        if status in (401, 403):
+            sys.stderr.write("sweep: agent: %s refused the next run (%s): "
+                             "exiting\n" % (url, status))
+            sys.stderr.flush()
+            os._exit(75)
+        if status not in (None, 503) or time.monotonic() >= give_up:
+            return None
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def _become(nxt):
+    """This process serves run `nxt` now: its environment is the one the
+    trial contract gives that run, its stdout and stderr go to that run's
+    logs, and report() reports for it."""
+    global _default
+    with _default_lock:  # what the last run left goes to its own log
+        old, _default = _default, None
+    if old is not None:
+        old.close(0)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    for fd, path in ((1, nxt.get("stdout")), (2, nxt.get("stderr"))):
+        if path:
+            out = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.dup2(out, fd)
+            os.close(out)
+    os.environ.update({str(k): str(v) for k, v in
+                       (nxt.get("env") or {}).items()})
+    wandb = sys.modules.get("wandb")
+    teardown = getattr(wandb, "teardown", None)
+    if callable(teardown):  # W&B's SDK reads its settings again at init
+        try:
+            teardown()
+        except Exception:
+            pass
 
 
 # ---- mirror_wandb: a W&B trainer, reporting -----------------------------------
