@@ -387,7 +387,8 @@ def train(config):
         time.sleep(60)  # past the sweep's timeout
 
 
-print("served", sweep.agent(train), flush=True)
+count = int(os.environ["COUNT"]) if os.environ.get("COUNT") else None
+print("served", sweep.agent(train, count=count), flush=True)
 """
 
 
@@ -419,10 +420,11 @@ class Workers(unittest.TestCase):
         with open(os.path.join(self.work, "worker.py"), "w") as f:
             f.write(WORKER)
 
-    def sweep(self, *args):
+    def sweep(self, *args, **extra):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("SWEEP_") and k != "PYTHONPATH"}
         env["SWEEP_HOME"] = self.home
+        env.update(extra)
         return subprocess.run([SW_BIN] + list(args), cwd=self.work, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=240)
@@ -432,14 +434,14 @@ class Workers(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return [json.loads(l) for l in p.stdout.splitlines()]
 
-    def start(self, xs, extra, parallel):
+    def start(self, xs, extra, parallel, **env):
         with open(os.path.join(self.work, "s.yaml"), "w") as f:
             f.write("method: grid\nmetric: {name: loss}\n"
                     "parameters:\n  x: {values: %s}\n%s"
                     "command: [%s, worker.py]\n"
                     % (json.dumps(xs), extra, self.python))
         return self.sweep("run", "s.yaml", "--parallel", str(parallel),
-                          "--quiet")
+                          "--quiet", **env)
 
     def log_of(self, run, name="stdout.log"):
         with open(os.path.join(self.home, "runs", run, name)) as f:
@@ -491,6 +493,15 @@ class Workers(unittest.TestCase):
         rep = json.loads(p.stdout)
         self.assertEqual((rep["runs"], rep["finished"], rep["attempts"]),
                          (20, 20, 21))
+
+    def test_count_bounds_the_runs_a_worker_serves(self):
+        p = self.start(list(range(6)), "", 1, COUNT="2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        runs = self.query("SELECT id, state FROM runs ORDER BY idx")
+        self.assertEqual([r["state"] for r in runs], ["finished"] * 6)
+        pids = [self.pids(r["id"])[0] for r in runs]
+        self.assertEqual(len(set(pids)), 3)
+        self.assertEqual(pids[0::2], pids[1::2])  # two runs each
 
     def test_sweep_killed_and_resumed_keeps_its_workers(self):
         # sweep is SIGKILLed while workers run handed-over runs; the
