@@ -211,13 +211,16 @@ void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json)
 
 /* A worker asks for its next run: the request is held on its slot for
  * lifecycle.c, which answers it once it knows (a run made ready, or
- * none). Only a running attempt may ask, once at a time; one the engine
- * is stopping is told there is none. */
+ * none). Only an attempt that runs may ask, once at a time; one whose
+ * start is not yet confirmed (adopted after a crash, its executor not
+ * yet heard from) is held until it is; one the engine is stopping is
+ * told there is none. */
 static void hold_next(sw_engine *e, sw_slot *s, sw_metrics_report *r)
 {
     char msg[256];
 
-    if (!s || !sw_engine__started(s) || s->next_req) {
+    if (!s || (s->phase != SW_SLOT_LAUNCHING && !sw_engine__started(s)) ||
+        s->next_req) {
         snprintf(msg, sizeof(msg), "run %s %s", sw_metrics_report_run(r),
                  s && s->next_req ? "already asked for its next run"
                                   : "is not running");
@@ -225,7 +228,8 @@ static void hold_next(sw_engine *e, sw_slot *s, sw_metrics_report *r)
         return;
     }
     s->next_req = r;
-    if (s->phase != SW_SLOT_RUNNING || s->cancel)
+    if ((s->phase != SW_SLOT_RUNNING && s->phase != SW_SLOT_LAUNCHING) ||
+        s->cancel)
         sw_engine__answer_next(e, s, "{\"run\": null}");
 }
 
