@@ -2,9 +2,9 @@
 """A small real trainer: an MLP on scikit-learn's bundled digits data set.
 
 It reads its hyperparameters from the command line (as `sweep` renders
-them) and reports each epoch's metrics through examples/clients/
-sweep_client.py: to $SWEEP_METRICS_URL when sweep set it, else as
-`@metrics` lines on stdout. It checkpoints into $SWEEP_CHECKPOINT_DIR each
+them) and reports each epoch's metrics through the sweep package
+(examples/clients/python/sweep.py): to $SWEEP_METRICS_URL when sweep set
+it, else as `@metrics` lines on stdout. It checkpoints into $SWEEP_CHECKPOINT_DIR each
 epoch, so that a retried or resumed trial picks up where it stopped.
 
 When the sweep answers that the run should stop (an early-stopping rule),
@@ -18,8 +18,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "clients"))
-import sweep_client  # noqa: E402
+                                "clients", "python"))
+import sweep  # noqa: E402
 
 import torch  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
@@ -50,7 +50,7 @@ def save(path, model, optim, epoch, perm=None, next_batch=0):
 
 def main():
     a = parse()
-    sweep_client.handle_sigterm()
+    sweep.handle_sigterm()
     opt = ast.literal_eval(a.optimizer) if a.optimizer.startswith("{") else {"name": a.optimizer}
     torch.manual_seed(0)
     x, y = load_digits(return_X_y=True)
@@ -80,7 +80,7 @@ def main():
         if perm is None:
             perm, first = torch.randperm(len(xtr)), 0
         for i in range(first, len(xtr), a.batch_size):
-            if sweep_client.terminated():
+            if sweep.terminated():
                 save(ckpt, model, optim, epoch, perm, i)
                 print("train_mlp: SIGTERM in epoch %d: checkpoint saved" % (epoch + 1),
                       file=sys.stderr)
@@ -97,10 +97,10 @@ def main():
             acc = (out.argmax(1) == yva).float().mean().item()
         # Report, then checkpoint: a crash in between repeats the epoch
         # (restored RNG, same values) rather than leave a step unreported.
-        stop = sweep_client.report(step=epoch + 1, val_loss=val_loss, val_acc=acc)
+        stop = sweep.report(step=epoch + 1, val_loss=val_loss, val_acc=acc)
         save(ckpt, model, optim, epoch + 1)
         if stop:
-            if sweep_client.terminated():
+            if sweep.terminated():
                 print("train_mlp: SIGTERM after epoch %d: checkpoint saved" % (epoch + 1),
                       file=sys.stderr)
                 return 143

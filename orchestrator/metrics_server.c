@@ -63,6 +63,7 @@
 
 #define PATH_PREFIX "/v1/runs/"
 #define PATH_SUFFIX "/metrics"
+#define NEXT_SUFFIX "/next" /* a worker asks for its next run */
 #define RUN_ID_MAX 128
 #define TOKEN_MAX 256
 #define RING 4096        /* events kept for streams that reconnect */
@@ -95,12 +96,14 @@ struct sw_metrics_report {
     struct MHD_Connection *conn;
     req_phase phase;
     char run[RUN_ID_MAX];
+    bool wants_next; /* POST .../next: a worker asks for its next run */
     sw_buf body;
     bool too_large;
     sw_metric_batch batch;
     int status;
     bool stop, pause;
     char *message;
+    char *json;                   /* a 200's whole body, when not {"stop"} */
     peer *peer;                   /* its connection's */
     sw_metrics_report *next;      /* in the queue */
     sw_metrics_report *next_done; /* answered, to resume at flush */
@@ -164,15 +167,20 @@ static void wake(stream *list);
 
 /* ---- answers -------------------------------------------------------- */
 
-/* Queues the answer: `{"stop": ...}` for a 200, else `{"error": msg}`. */
-static enum MHD_Result respond_as(struct MHD_Connection *c, int status,
-                                  bool stop, bool pause, const char *message)
+/* Queues the answer: `json` when given, else `{"stop": ...}` (with
+ * "pause" for a paused run) for a 200, else `{"error": msg}`. */
+static enum MHD_Result respond_json(struct MHD_Connection *c, int status,
+                                    bool stop, bool pause, const char *message,
+                                    const char *json)
 {
     sw_buf b = SW_BUF_INIT;
     struct MHD_Response *r;
     enum MHD_Result ok;
 
-    if (status == MHD_HTTP_OK) {
+    if (json) {
+        sw_buf_puts(&b, json);
+        sw_buf_putc(&b, '\n');
+    } else if (status == MHD_HTTP_OK) {
         sw_buf_puts(&b, stop && pause ? "{\"stop\": true, \"pause\": true}\n"
                         : stop        ? "{\"stop\": true}\n"
                                       : "{\"stop\": false}\n");
@@ -200,7 +208,7 @@ static enum MHD_Result respond_as(struct MHD_Connection *c, int status,
 static enum MHD_Result respond(struct MHD_Connection *c, int status, bool stop,
                                const char *message)
 {
-    return respond_as(c, status, stop, false, message);
+    return respond_json(c, status, stop, false, message, NULL);
 }
 
 /* ---- tokens --------------------------------------------------------- */
@@ -462,15 +470,19 @@ static void *reap(void *arg)
 
 /* ---- requests ------------------------------------------------------- */
 
-/* The run id in `url`, copied into `out`; false when the path is not
- * /v1/runs/<run id>/metrics. */
-static bool run_of(const char *url, char out[RUN_ID_MAX])
+/* The run id in `url`, copied into `out`, and whether it asks for the
+ * next run; false when the path is neither /v1/runs/<run id>/metrics nor
+ * /v1/runs/<run id>/next. */
+static bool run_of(const char *url, char out[RUN_ID_MAX], bool *next)
 {
-    size_t np = strlen(PATH_PREFIX), ns = strlen(PATH_SUFFIX), len, n;
+    size_t np = strlen(PATH_PREFIX), ns, len, n;
 
     len = strlen(url);
+    *next = len > strlen(NEXT_SUFFIX) &&
+            strcmp(url + len - strlen(NEXT_SUFFIX), NEXT_SUFFIX) == 0;
+    ns = strlen(*next ? NEXT_SUFFIX : PATH_SUFFIX);
     if (len <= np + ns || strncmp(url, PATH_PREFIX, np) != 0 ||
-        strcmp(url + len - ns, PATH_SUFFIX) != 0)
+        strcmp(url + len - ns, *next ? NEXT_SUFFIX : PATH_SUFFIX) != 0)
         return false;
     n = len - np - ns;
     if (n >= RUN_ID_MAX || memchr(url + np, '/', n))
@@ -868,23 +880,30 @@ static enum MHD_Result route(sw_metrics_server *s, sw_metrics_report *r,
 {
     int error;
 
-    if (s->get && !run_of(url, r->run) && strncmp(url, "/v1/", 4) != 0) {
+    if (s->get && !run_of(url, r->run, &r->wants_next) &&
+        strncmp(url, "/v1/", 4) != 0) {
         if (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
             strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
             return serve_get(s, r, url);
         return respond(r->conn, MHD_HTTP_METHOD_NOT_ALLOWED, false,
                        "the dashboard only reads: GET");
     }
-    if (!run_of(url, r->run))
+    if (!run_of(url, r->run, &r->wants_next))
         return respond(r->conn, MHD_HTTP_NOT_FOUND, false,
                        "no such endpoint: POST " PATH_PREFIX
-                       "<run id>" PATH_SUFFIX);
+                       "<run id>" PATH_SUFFIX " (or " NEXT_SUFFIX ")");
     if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
         return respond(r->conn, MHD_HTTP_METHOD_NOT_ALLOWED, false,
                        "only POST reports metrics");
     if (r->too_large)
         return respond(r->conn, MHD_HTTP_CONTENT_TOO_LARGE, false,
                        "the report is over the body limit");
+    if (r->wants_next) { /* no values: its body, if any, is not read */
+        sw_buf_dispose(&r->body);
+        MHD_suspend_connection(r->conn);
+        join(s, r);
+        return MHD_YES;
+    }
     r->batch.strict = true;
     if ((error = sw_metrics_parse(&r->batch, sw_buf_cstr(&r->body),
                                   r->body.len)) != SW_OK) {
@@ -955,8 +974,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (r->phase == REQ_ANSWERED)
-        return respond_as(c, r->status, r->stop, r->pause,
-                          r->message ? r->message : why(r->status));
+        return respond_json(c, r->status, r->stop, r->pause,
+                            r->message ? r->message : why(r->status), r->json);
     if (*size) {
         take_body(s, r, data, *size);
         *size = 0;
@@ -970,6 +989,7 @@ static void free_report(sw_metrics_report *r)
     sw_buf_dispose(&r->body);
     sw_metric_batch_dispose(&r->batch);
     free(r->message);
+    free(r->json);
     free(r);
 }
 
@@ -1024,6 +1044,17 @@ const char *sw_metrics_report_run(const sw_metrics_report *r)
 const sw_metric_batch *sw_metrics_report_batch(const sw_metrics_report *r)
 {
     return &r->batch;
+}
+
+bool sw_metrics_report_is_next(const sw_metrics_report *r)
+{
+    return r->wants_next;
+}
+
+void sw_metrics_report_answer_json(sw_metrics_report *r, const char *json)
+{
+    r->json = sw_strdup(json); /* its connection is suspended: ours alone */
+    sw_metrics_report_answer(r, MHD_HTTP_OK, false, NULL);
 }
 
 void sw_metrics_report_answer(sw_metrics_report *r, int status, bool stop,

@@ -1,7 +1,9 @@
 /*
  * metrics_server.h - the HTTP endpoint trials report metrics to
  * (docs/metrics.md): `POST /v1/runs/<run id>/metrics` with
- * `Authorization: Bearer <token>` and a JSON object or array of objects.
+ * `Authorization: Bearer <token>` and a JSON object or array of objects;
+ * and `POST /v1/runs/<run id>/next`, where a long-lived worker asks for
+ * the run it serves next.
  *
  * The server parses and checks requests on a few threads of its own
  * (never one per connection) and hands the good ones to the engine's
@@ -123,6 +125,13 @@ sw_metrics_report *sw_metrics_report_next(const sw_metrics_report *r);
 /* The run it writes to, and its values (borrowed, valid until answered). */
 const char *sw_metrics_report_run(const sw_metrics_report *r);
 const sw_metric_batch *sw_metrics_report_batch(const sw_metrics_report *r);
+
+/* Whether `r` is a worker's request for its next run (POST
+ * /v1/runs/<run id>/next, docs/clients.md): it has no values, and the
+ * loop answers it when it knows, with answer_json(): 200 and `json` as the
+ * whole body (or, like a report, with answer()). */
+bool sw_metrics_report_is_next(const sw_metrics_report *r);
+void sw_metrics_report_answer_json(sw_metrics_report *r, const char *json);
 
 /* Answers `r` (which is no longer valid after): 200 with `stop`, or an
  * error status with a one-line `message`. The answer goes out at the

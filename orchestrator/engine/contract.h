@@ -5,8 +5,9 @@
  * environment is added once.
  *
  * Under the sweep home ($SWEEP_HOME, default ./.sweep) each run has a
- * folder runs/<run id>/ holding params.json, stdout.log, stderr.log, the
- * checkpoint/ folder that every attempt of the run shares, the
+ * folder runs/<run id>/ holding params.json, params.yaml (the same
+ * parameters as W&B's SDK reads them: WANDB_SWEEP_PARAM_PATH), stdout.log,
+ * stderr.log, the checkpoint/ folder that every attempt of the run shares, the
  * executor's status files, `token.sha256` (the SHA-256 of the attempt's
  * metrics token: the token itself is only in the trial's environment,
  * never on disk nor in the store) and `metrics_url` (where to report, read
@@ -48,8 +49,23 @@ char **sw_contract_env(const sw_contract *c);
 char **sw_contract_argv(const char *argv_json);
 
 /* Makes the run's folder and its checkpoint/ folder and writes its
- * params.json (atomically). SW_EIO with a message naming the path. */
+ * params.json and params.yaml (atomically). SW_EIO with a message naming
+ * the path. Parameters params.yaml cannot be made from (JSON sweep
+ * cannot read back, a NaN) leave it unwritten. */
 int sw_contract_prepare(const char *run_dir, const char *params_json);
+
+/* *out: the run's parameters (a JSON object) as W&B's config file, the
+ * one WANDB_SWEEP_PARAM_PATH names: "wandb_version: 1", then for each
+ * parameter "name:" and "  value: V" (nested groups as YAML flow maps),
+ * every value reading back through YAML 1.1 as the JSON value it is.
+ * The caller frees *out. SW_EINVALID when params_json is not an object. */
+int sw_contract_wandb_config(char **out, const char *params_json);
+
+/* The status a long-lived worker exits with when its request for the
+ * next run is refused as not its own (401, 403): a run the engine may
+ * have handed it and it never heard of is lost, not failed
+ * (docs/clients.md, "Long-lived workers"). EX_TEMPFAIL. */
+#define SW_WORKER_LOST_EXIT 75
 
 /* A new metrics token: SW_CONTRACT_TOKEN_LEN hex digits of the OS's
  * randomness (256 bits), NUL-terminated. SW_EIO when there is none. */

@@ -456,6 +456,16 @@ double sw_engine__gpus_held(const sw_engine *e, const sw_slot *s)
     return held;
 }
 
+void sw_engine__gpus_move(sw_engine *e, sw_slot *from, sw_slot *to)
+{
+    from->held_gpu = sw_engine__gpus_held(e, from);
+    from->gave_gpus = true;
+    to->gpus = from->gpus;
+    from->gpus = NULL;
+    free(to->rec.gpus);
+    to->rec.gpus = from->rec.gpus ? sw_strdup(from->rec.gpus) : NULL;
+}
+
 void sw_engine__gpus_release(sw_engine *e, sw_slot *s)
 {
     sw_engine_gpus *g = e->gpus;

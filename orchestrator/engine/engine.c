@@ -115,6 +115,7 @@ void sw_engine__dispose(sw_engine *e)
 
     while (e->n_slots > 0) {
         s = e->slots[e->n_slots - 1];
+        sw_engine__answer_next(e, s, "{\"run\": null}");
         sw_engine__gpus_release(e, s);
         sw_engine__free_slot(e, s);
     }

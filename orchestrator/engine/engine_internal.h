@@ -29,6 +29,7 @@
 
 typedef struct sw_provenance sw_provenance;
 typedef struct sw_metrics_server sw_metrics_server;
+typedef struct sw_metrics_report sw_metrics_report;
 typedef struct sw_stopper sw_stopper;
 typedef struct sw_engine sw_engine;
 typedef struct sw_engine_gpus sw_engine_gpus;
@@ -128,6 +129,21 @@ typedef struct {
      * yet; -2: not known, the attempt was adopted after reporting */
     int64_t first_step;
     int64_t view_step; /* progress.c: its last reported step; -1: none */
+    /* A long-lived worker's (docs/clients.md, "Long-lived workers"):
+     * next_req is its request for the run it serves next, held by the
+     * engine until that run is ready (reports.c takes it, lifecycle.c
+     * answers it, always once); job_key the executor's key of the
+     * process this attempt runs in when that process was started for
+     * another run and handed over (NULL: rec.id); worker_gone: that
+     * process ended before the handover was answered; held_gpu: what
+     * gpus_held() said once its devices went to the run handed over to
+     * (gave_gpus). */
+    sw_metrics_report *next_req;
+    char *job_key;
+    char *job_handle; /* that process's handle, until it is rec.job */
+    bool worker_gone;
+    bool gave_gpus;
+    double held_gpu;
 } sw_slot;
 
 /* An observation for the search, held while a suggestion is in flight. */
@@ -318,6 +334,11 @@ void sw_engine__tally(sw_engine *e, sw_run_state state, bool here);
 void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
 int sw_engine__fatal(sw_engine *e, int error);
 
+/* gpus_move(): the devices of `from` (a worker's ended attempt) go to
+ * `to` (the run it serves next), as they are: the same process keeps
+ * them. */
+void sw_engine__gpus_move(sw_engine *e, sw_slot *from, sw_slot *to);
+
 /* devices.c: the GPUs trials are packed on (docs/gpus.md).
  *   - gpus_setup() reads the inventory (`declared`, else NVML) for
  *     e->spec; SW_EINVALID, said on stderr naming `path`, when no trial
@@ -438,6 +459,9 @@ void sw_engine__say_dashboard(sw_engine *e);
  * (the executor places them) and the server is on a loopback address. */
 void sw_engine__warn_loopback(sw_engine *e);
 int sw_engine__serve(sw_engine *e);
+/* A long-lived worker's next run: answers the slot's held request with
+ * `json` (a whole body: {"run": ...} or {"run": null}), and flushes. */
+void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json);
 void sw_engine__grant(sw_engine *e, sw_slot *s);
 void sw_engine__revoke(sw_engine *e, sw_slot *s);
 char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);

@@ -59,11 +59,23 @@ static void set_str(char **dst, const char *src)
     *dst = src ? sw_strdup(src) : NULL;
 }
 
-/* Frees the slot `s`, its devices given back. */
+#define NO_RUN "{\"run\": null}" /* a worker's answer: no next run */
+
+/* Frees the slot `s`, its devices given back; a worker's request it
+ * held is told there is no next run. */
 static void drop_slot(sw_engine *e, sw_slot *s)
 {
+    sw_engine__answer_next(e, s, NO_RUN);
     sw_engine__gpus_release(e, s);
     sw_engine__free_slot(e, s);
+}
+
+/* The executor's name for the process the attempt in `s` runs in: its
+ * run's id, or for a run handed to a long-lived worker, the id of the
+ * run that process was started for. */
+static const char *job_key(const sw_slot *s)
+{
+    return s->job_key ? s->job_key : s->rec.id;
 }
 
 /* The one place a run changes state: the run in `s`, which was in
@@ -92,6 +104,62 @@ static void want_capture(sw_engine *e, sw_slot *s)
     sw_grow(&e->captures, &e->cap_captures, e->n_captures + 1,
             sizeof(sw_slot *));
     e->captures[e->n_captures++] = s;
+}
+
+static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
+                       const char *msg, double at);
+
+/* A long-lived worker waiting for its next run and not yet given one;
+ * NULL: none. */
+static sw_slot *offering(const sw_engine *e)
+{
+    size_t i;
+    sw_slot *s;
+
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (s->next_req && s->phase == SW_SLOT_RUNNING && !s->cancel)
+            return s;
+    }
+    return NULL;
+}
+
+/* The worker in `h` serves the run in `b` next: h's attempt ends as if
+ * its process had exited 0 (stopped, when the rule had stopped it), and
+ * the process, its request and its devices go to `b`, whose launch
+ * (request_launch) is the answer. `h` may be freed. */
+static int hand_over(sw_engine *e, sw_slot *h, sw_slot *b)
+{
+    sw_exit done = {true, 0, 0, false};
+
+    b->job_key = sw_strdup(job_key(h));
+    b->job_handle = h->rec.job ? sw_strdup(h->rec.job) : NULL;
+    b->next_req = h->next_req;
+    h->next_req = NULL;
+    b->proven = h->proven;
+    sw_engine__gpus_move(e, h, b);
+    return end_attempt(e, h, &done, END_EXITED, NULL, 0);
+}
+
+/* The new slot `s` (its run set) gets a place: a waiting worker's
+ * process and devices, else the devices fill() placed for it; then its
+ * capture is queued. */
+static int place_run(sw_engine *e, sw_slot *s)
+{
+    sw_slot *h = offering(e);
+    int error = SW_OK;
+
+    if (h) {
+        sw_engine__gpus_unreserve(e); /* placed for a slot of its own */
+        error = hand_over(e, h, s);
+    } else {
+        /* what fill() placed for it; or, when the worker it was
+         * suggested for died meanwhile, the devices that worker left */
+        sw_engine__gpus_room(e);
+        sw_engine__gpus_take(e, s);
+    }
+    want_capture(e, s);
+    return error;
 }
 
 /* Makes trial `t` a run and queues its capture; the run is stored when
@@ -129,15 +197,30 @@ static int new_run(sw_engine *e, const sw_trial *t)
     r->state = SW_RUN_PENDING;
     r->created_at = now_wall(e);
     s->fresh = true;
-    sw_engine__gpus_take(e, s); /* what fill() placed for it */
     sw_value_free(list);
     sw_command_free(argv);
     if (error) {
+        sw_engine__gpus_unreserve(e);
         drop_slot(e, s);
         return sw_engine__fatal(e, error);
     }
-    want_capture(e, s);
-    return SW_OK;
+    return place_run(e, s);
+}
+
+/* <run dir>/worker names the run whose process an attempt handed to a
+ * long-lived worker runs in (resume.c adopts it there); `key` NULL
+ * removes it. */
+static int worker_file(const sw_slot *s, const char *key)
+{
+    char *path = sw_aprintf("%s/worker", s->run_dir);
+    int error = SW_OK;
+
+    if (key)
+        error = sw_contract_write_file(path, key);
+    else
+        unlink(path);
+    free(path);
+    return error;
 }
 
 /* Renames the pid and exit files of the run's last attempt to
@@ -180,8 +263,72 @@ static char **launch_argv(const char *argv_json)
     return argv;
 }
 
-/* Asks the executor for the attempt; what it cannot even try is a
- * failed start, recorded as any failed attempt is. */
+static int on_started(sw_engine *e, sw_slot *s, const char *handle);
+
+/* The answer to a worker's request for its next run: the run, and the
+ * environment the trial contract gives it (docs/clients.md). */
+static char *next_run_json(const sw_slot *s, char **env)
+{
+    sw_buf b = SW_BUF_INIT;
+    char *out = sw_aprintf("%s/stdout.log", s->run_dir);
+    char *err = sw_aprintf("%s/stderr.log", s->run_dir);
+    char *eq;
+    size_t i;
+
+    sw_buf_puts(&b, "{\"run\": {\"id\": ");
+    sw_json_write_string(&b, s->rec.id);
+    sw_buf_printf(&b, ", \"attempt\": %lld, \"params\": %s, ",
+                  (long long)s->rec.attempts, s->rec.params);
+    sw_buf_printf(&b, "\"stdout\": ");
+    sw_json_write_string(&b, out);
+    sw_buf_puts(&b, ", \"stderr\": ");
+    sw_json_write_string(&b, err);
+    sw_buf_puts(&b, ", \"env\": {");
+    for (i = 0; env[i]; i++) {
+        eq = strchr(env[i], '=');
+        *eq = '\0';
+        sw_buf_puts(&b, i ? ", " : "");
+        sw_json_write_string(&b, env[i]);
+        sw_buf_puts(&b, ": ");
+        sw_json_write_string(&b, eq + 1);
+        *eq = '=';
+    }
+    sw_buf_puts(&b, "}}}");
+    free(out);
+    free(err);
+    return sw_buf_detach(&b);
+}
+
+/* The attempt in `s` starts in the waiting worker's process: recorded
+ * as started there (its handle committed, and <run dir>/worker naming the
+ * process's run, before the worker hears of it), then the worker is
+ * told. */
+static int launch_in_worker(sw_engine *e, sw_slot *s, char **env)
+{
+    char *json, *handle = s->job_handle;
+    int error = worker_file(s, s->job_key);
+
+    if (error) {
+        s->phase = SW_SLOT_LAUNCHING;
+        return end_attempt(e, s, NULL, END_START_FAILED, sw_error_last(), 0);
+    }
+    s->job_handle = NULL;
+    s->phase = SW_SLOT_LAUNCHING;
+    s->launched_at = now_mono(e);
+    sw_engine__grant(e, s);
+    error = on_started(e, s, handle);
+    free(handle);
+    if (error)
+        return error;
+    json = next_run_json(s, env);
+    sw_engine__answer_next(e, s, json);
+    free(json);
+    return SW_OK;
+}
+
+/* Asks the executor for the attempt (or hands it to the waiting worker
+ * it was placed with); what it cannot even try is a failed start,
+ * recorded as any failed attempt is. */
 static int request_launch(sw_engine *e, sw_slot *s)
 {
     char *url = sw_engine__metrics_url(e, s);
@@ -193,9 +340,25 @@ static int request_launch(sw_engine *e, sw_slot *s)
                      s->token,
                      sw_engine__gpus_visible(e, s),
                      s->target = sw_engine__train_until(e, s)};
-    char **argv = launch_argv(s->rec.argv), **env = sw_contract_env(&c);
-    char *out = sw_aprintf("%s/stdout.log", s->run_dir);
-    char *err = sw_aprintf("%s/stderr.log", s->run_dir);
+    char **argv = NULL, **env = sw_contract_env(&c);
+    char *out = NULL, *err = NULL;
+    int error;
+
+    if (s->job_key && s->next_req && !s->worker_gone) {
+        error = launch_in_worker(e, s, env);
+        sw_command_free(env);
+        free(url);
+        return error;
+    }
+    if (s->job_key) { /* the worker went first: a process of its own */
+        sw_engine__answer_next(e, s, NO_RUN);
+        free(s->job_key);
+        free(s->job_handle);
+        s->job_key = s->job_handle = NULL;
+    }
+    argv = launch_argv(s->rec.argv);
+    out = sw_aprintf("%s/stdout.log", s->run_dir);
+    err = sw_aprintf("%s/stderr.log", s->run_dir);
     sw_launch l = {.key = s->rec.id,
                    .argv = argv,
                    .env = env,
@@ -208,8 +371,9 @@ static int request_launch(sw_engine *e, sw_slot *s)
                                 : e->spec->log_limit == SW_LOG_UNLIMITED
                                     ? 0
                                     : e->spec->log_limit};
-    int error = argv ? sw_executor_launch(e->ex, &l)
-                     : sw_error_set(SW_EINVALID, "its stored argv is unusable");
+
+    error = argv ? sw_executor_launch(e->ex, &l)
+                 : sw_error_set(SW_EINVALID, "its stored argv is unusable");
 
     s->phase = SW_SLOT_LAUNCHING;
     s->launched_at = now_mono(e);
@@ -304,6 +468,7 @@ static void capture_run(sw_engine_work *w)
     sw_slot *s = c->slot;
 
     archive_attempt(c);
+    worker_file(s, NULL); /* an earlier attempt's worker is not this one's */
     sw_provenance_run(c->e, &s->rec); /* can't fail */
     c->error = sw_contract_prepare(s->run_dir, s->rec.params);
     if (!c->error)
@@ -393,16 +558,17 @@ static void fill(sw_engine *e)
         sw_engine__fatal(e, error);
         return;
     }
+    /* a waiting worker is room, with its devices */
     while (!sw_engine__stopping(e) && !e->suggesting &&
-           e->n_slots < (size_t)e->parallel &&
+           (e->n_slots < (size_t)e->parallel || offering(e)) &&
            now_mono(e) >= e->backoff_until && probation_room(e) &&
-           !(e->search_done && e->qlen == 0) && sw_engine__gpus_room(e)) {
+           !(e->search_done && e->qlen == 0) &&
+           (offering(e) || sw_engine__gpus_room(e))) {
         if (sw_engine__dequeue(e, &r)) {
             s = sw_engine__new_slot(e);
             s->rec = r;
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
-            sw_engine__gpus_take(e, s);
-            want_capture(e, s);
+            place_run(e, s);
             continue;
         }
         if (run_cap_reached(e) || sw_engine__budget_spent(e)) {
@@ -413,6 +579,20 @@ static void fill(sw_engine *e)
     }
     if (!e->suggesting) /* devices placed for a trial that won't come */
         sw_engine__gpus_unreserve(e);
+}
+
+/* Workers waiting for a next run that will not come are told so: they
+ * exit, and the attempt they are on ends with their process. */
+static void settle_offers(sw_engine *e)
+{
+    size_t i;
+
+    if (!sw_engine__stopping(e) && !e->result &&
+        !(e->search_done && e->qlen == 0 && !e->suggesting))
+        return;
+    for (i = 0; i < e->n_slots; i++)
+        if (e->slots[i]->next_req && e->slots[i]->phase == SW_SLOT_RUNNING)
+            sw_engine__answer_next(e, e->slots[i], NO_RUN);
 }
 
 /* ---- ends ----------------------------------------------------------- */
@@ -597,10 +777,17 @@ static int finish(sw_engine *e, sw_slot *s)
         disk_attempt(e, s, x);
     } else if (how == END_LOST && !timeout) {
         lost_attempt(e, s, msg);
+    } else if (s->job_key && how == END_EXITED && !timeout &&
+               (!x->exited || x->exit_code == SW_WORKER_LOST_EXIT)) {
+        /* its worker died (killed, not by the engine), or never heard
+         * of it: the run was not to blame */
+        end.lost = true;
+        lost_attempt(e, s,
+                     x->exited ? "its worker never got it" : "its worker died");
     } else {
         failed_attempt(e, s, x, how, msg);
     }
-    end.gpu = sw_engine__gpus_held(e, s);
+    end.gpu = s->gave_gpus ? s->held_gpu : sw_engine__gpus_held(e, s);
     if ((error = commit_state(e, s, SW_RUN_RUNNING, &end)) != SW_OK)
         return sw_engine__fatal(e, error);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
@@ -735,10 +922,30 @@ static int on_running(sw_engine *e, sw_slot *s, double at)
     return SW_OK;
 }
 
+/* The slot an executor event is about: the attempt that runs in the
+ * process `key` names now (a run handed to a worker), else the run's. */
+static sw_slot *job_slot(const sw_engine *e, const char *key)
+{
+    size_t i;
+
+    for (i = 0; key && i < e->n_slots; i++)
+        if (e->slots[i]->job_key && strcmp(e->slots[i]->job_key, key) == 0 &&
+            e->slots[i]->phase != SW_SLOT_ENDED)
+            return e->slots[i];
+    return sw_engine__find_slot(e, key);
+}
+
 static int on_event(sw_engine *e, const sw_job_event *ev)
 {
-    sw_slot *s = sw_engine__find_slot(e, ev->key);
+    sw_slot *s = job_slot(e, ev->key);
 
+    if (s && s->job_key && s->phase == SW_SLOT_CAPTURE) {
+        /* the worker it was to run in ended first: launched on its own */
+        if (ev->kind == SW_JOB_ENDED || ev->kind == SW_JOB_LOST ||
+            ev->kind == SW_JOB_NOT_STARTED)
+            s->worker_gone = true;
+        return SW_OK;
+    }
     if (!s) {
         sw_engine__notice(e, SW_NOTICE_ERROR,
                           "sweep: the executor spoke of an unknown job %s",
@@ -804,7 +1011,7 @@ static void cancel(sw_engine *e, sw_slot *s, sw_cancel why, bool force)
     if (s->phase == SW_SLOT_CAPTURE || s->phase == SW_SLOT_KILLED ||
         s->phase == SW_SLOT_ENDED)
         return;
-    sw_executor_cancel(e->ex, s->rec.id, force);
+    sw_executor_cancel(e->ex, job_key(s), force);
     if (sw_engine__started(s))
         s->phase = force ? SW_SLOT_KILLED : SW_SLOT_STOPPING;
 }
@@ -825,8 +1032,8 @@ static void enforce_deadlines(sw_engine *e)
 
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (!sw_engine__started(s))
-            continue;
+        if (!sw_engine__started(s) || (s->next_req && !s->force_at))
+            continue; /* a worker done with its run waits for the next */
         if (s->deadline && now >= s->deadline && !s->cancel)
             cancel(e, s, SW_CANCEL_TIMEOUT, false);
         else if (s->stop_at && now >= s->stop_at && !s->cancel)
@@ -1015,6 +1222,7 @@ int sw_engine__pump(sw_engine *e)
         }
         sw_engine__gpus_pump(e);
         fill(e);
+        settle_offers(e);
         next_capture(e);
         sw_engine__emit(e, &tick);
     }

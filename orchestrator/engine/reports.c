@@ -203,7 +203,7 @@ static int commit_reports(sw_engine *e, sw_metrics_report *head)
     int error = sw_store_begin(e->st);
 
     for (r = head; !error && r; r = sw_metrics_report_next(r)) {
-        if (!(s = target(e, r)))
+        if (sw_metrics_report_is_next(r) || !(s = target(e, r)))
             continue;
         s->http = s->proven = true; /* the rule gives it its grace */
         error = sw_engine__ingest(e, s, sw_metrics_report_batch(r), now,
@@ -220,6 +220,39 @@ static int commit_reports(sw_engine *e, sw_metrics_report *head)
     return error;
 }
 
+void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json)
+{
+    if (!s->next_req)
+        return;
+    sw_metrics_report_answer_json(s->next_req, json);
+    s->next_req = NULL;
+    sw_metrics_server_flush(e->server);
+}
+
+/* A worker asks for its next run: the request is held on its slot for
+ * lifecycle.c, which answers it once it knows (a run made ready, or
+ * none). Only an attempt that runs may ask, once at a time; one whose
+ * start is not yet confirmed (adopted after a crash, its executor not
+ * yet heard from) is held until it is; one the engine is stopping is
+ * told there is none. */
+static void hold_next(sw_engine *e, sw_slot *s, sw_metrics_report *r)
+{
+    char msg[256];
+
+    if (!s || (s->phase != SW_SLOT_LAUNCHING && !sw_engine__started(s)) ||
+        s->next_req) {
+        snprintf(msg, sizeof(msg), "run %s %s", sw_metrics_report_run(r),
+                 s && s->next_req ? "already asked for its next run"
+                                  : "is not running");
+        sw_metrics_report_answer(r, 409, true, msg);
+        return;
+    }
+    s->next_req = r;
+    if ((s->phase != SW_SLOT_RUNNING && s->phase != SW_SLOT_LAUNCHING) ||
+        s->cancel)
+        sw_engine__answer_next(e, s, "{\"run\": null}");
+}
+
 /* After the commit: its values told, the rule asked about each report's
  * run, then each report is answered. */
 static void answer_reports(sw_engine *e, sw_metrics_report *head)
@@ -231,6 +264,10 @@ static void answer_reports(sw_engine *e, sw_metrics_report *head)
     sw_engine__ingested(e);
     for (r = head; r; r = next) {
         next = sw_metrics_report_next(r);
+        if (sw_metrics_report_is_next(r)) {
+            hold_next(e, target(e, r), r);
+            continue;
+        }
         if ((s = target(e, r))) {
             if (s->stop && s->pause)
                 sw_metrics_report_answer_pause(r);

@@ -7,11 +7,27 @@
  * finished runs twice, and nothing here waits: what the executor finds
  * comes back as events.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
+
+/* The run whose process a long-lived worker's attempt runs in, from
+ * <dir>/worker (lifecycle.c writes it); NULL: its own. */
+static char *worker_of(const char *dir)
+{
+    char *path = sw_aprintf("%s/worker", dir), buf[256];
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+    if (f)
+        fclose(f);
+    free(path);
+    buf[n] = '\0';
+    return n > 0 && !memchr(buf, '/', n) ? sw_strdup(buf) : NULL;
+}
 
 /* Resume: what to do with each run the store holds that has not ended.
  * A pending run goes on the queue; a running one is handed to the
@@ -20,7 +36,7 @@
 static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
 {
     sw_slot *s;
-    char *dir;
+    char *dir, *worker, *wdir;
     int error;
 
     if (r->state == SW_RUN_PENDING) {
@@ -28,12 +44,23 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
         return SW_OK;
     }
     dir = sw_contract_run_dir(e->home, r->id);
-    error = sw_executor_adopt(e->ex, r->id, dir, r->job);
+    worker = worker_of(dir);
+    if (worker && !r->job) { /* handed to a worker that never heard */
+        free(worker);
+        free(dir);
+        sw_engine__enqueue(e, r);
+        return SW_OK;
+    }
+    wdir = worker ? sw_contract_run_dir(e->home, worker) : NULL;
+    error = sw_executor_adopt(e->ex, worker ? worker : r->id,
+                              worker ? wdir : dir, r->job);
+    free(wdir);
     if (error) {
         /* a handle this executor cannot read: run it again */
         sw_engine__notice(e, SW_NOTICE_ERROR,
                           "sweep: run %s cannot be adopted: %s", r->id,
                           sw_error_last());
+        free(worker);
         free(dir);
         sw_engine__enqueue(e, r);
         return SW_OK;
@@ -42,6 +69,7 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s->rec = *r;
     memset(r, 0, sizeof(*r));
     s->run_dir = dir;
+    s->job_key = worker; /* it runs in that run's process */
     s->adopted = true;
     s->first_step = -2;
     s->proven = true; /* it ran before: no probation (lifecycle.c) */

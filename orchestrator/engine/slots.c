@@ -115,6 +115,8 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     free(s->token);
     free(s->stop_why);
     free(s->end.msg);
+    free(s->job_key);
+    free(s->job_handle);
     if (s->watch && e->watcher.unwatch)
         e->watcher.unwatch(e->watcher.ctx, s->watch);
     if (s->out_fd >= 0)

@@ -20,10 +20,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "examples", "clients"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "clients", "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "clients"))
 
-import sweep_client  # noqa: E402
+import sweep  # noqa: E402
 from fake_metrics_server import PATH, FakeMetricsServer  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def main():
     d = tempfile.mkdtemp()
     url_file = os.path.join(d, "url")
     srv = FakeMetricsServer(url_file=url_file).start()
-    c = sweep_client.Client(url=srv.url, token=srv.token, url_file=url_file,
+    c = sweep.Client(url=srv.url, token=srv.token, url_file=url_file,
                             env={}, max_backoff=1.0)
     print("%d reports of 2 metrics each, fake server on 127.0.0.1" % n)
     line("bare http.client POST (reference)", bare_posts(srv, n))

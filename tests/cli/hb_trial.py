@@ -3,7 +3,7 @@ over HTTP, one value a report, and stops when an answer says so.
 
 Its parameters ($SWEEP_PARAMS): `curve`, a comma-separated list of
 values; `mode`, http (default: its own minimal client), client
-(examples/clients/sweep_client.py) or stdout (@metrics lines); `pause`,
+(examples/clients/python/sweep.py) or stdout (@metrics lines); `pause`,
 seconds between reports. Every acknowledged value is
 appended to $SWEEP_RUN_DIR/acked ("iteration value"), so a test can check
 that none was lost. While the server cannot be reached (a restarted
@@ -47,15 +47,16 @@ def main():
     acked = open(os.path.join(os.environ["SWEEP_RUN_DIR"], "acked"), "a")
     if mode == "client":
         here = os.path.dirname(os.path.abspath(__file__))
-        sys.path.insert(0, os.path.join(here, "..", "..", "examples", "clients"))
-        import sweep_client
+        sys.path.insert(0, os.path.join(here, "..", "..", "examples",
+                                        "clients", "python"))
+        import sweep
     for i, v in enumerate(curve, 1):
         if mode == "client":
-            stop = sweep_client.report(step=i, val_loss=v)
-            sweep_client.flush(30)
+            stop = sweep.report(step=i, val_loss=v)
+            sweep.flush(30)
             acked.write("%d %r\n" % (i, v))
             acked.flush()
-            if stop or sweep_client.should_stop():
+            if stop or sweep.should_stop():
                 print("stopped at %d" % i, flush=True)
                 return 0
             time.sleep(pause)

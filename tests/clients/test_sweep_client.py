@@ -1,4 +1,4 @@
-"""Tests of examples/clients/sweep_client.py against the fake server.
+"""Tests of examples/clients/python/sweep.py against the fake server.
 
 Run: /usr/bin/python3 tests/clients/test_sweep_client.py (CTest: clients.python).
 """
@@ -18,11 +18,11 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CLIENTS = os.path.join(ROOT, "examples", "clients")
+CLIENTS = os.path.join(ROOT, "examples", "clients", "python")
 sys.path.insert(0, CLIENTS)
 sys.path.insert(0, HERE)
 
-import sweep_client  # noqa: E402
+import sweep  # noqa: E402
 from fake_metrics_server import FakeMetricsServer  # noqa: E402
 
 
@@ -58,7 +58,7 @@ class Base(unittest.TestCase):
                     url_file=self.url_file, env={}, stream=self.out,
                     max_backoff=0.5)
         args.update(kw)
-        c = sweep_client.Client(**args)
+        c = sweep.Client(**args)
         self.clients.append(c)
         return c
 
@@ -193,7 +193,7 @@ class Batching(Base):
     def test_one_report_over_the_limit_goes_to_stdout(self):
         c = self.client()
         big = {"m%04d" % i: float(i) for i in range(200)}
-        with self.assertRaisesRegex(sweep_client.MetricsRejected, "413"):
+        with self.assertRaisesRegex(sweep.MetricsRejected, "413"):
             c.report(step=1, **big)
         self.assertFalse(c.report(step=2, loss=1.0))
         self.assertEqual(metrics_lines(self.out.getvalue()),
@@ -229,7 +229,7 @@ class Refusals(Base):
 
     def test_a_400_raises_and_is_not_retried(self):
         c = self.client()
-        with self.assertRaisesRegex(sweep_client.MetricsRejected,
+        with self.assertRaisesRegex(sweep.MetricsRejected,
                                     "name refused"):
             c.report(step=1, bad=1.0)
         self.assertEqual(self.server.statuses, [400])
@@ -244,7 +244,7 @@ class Refusals(Base):
         for i in range(3, 9):
             c.report(step=i, loss=float(i))
         self.server.up()
-        with self.assertRaises(sweep_client.MetricsRejected):
+        with self.assertRaises(sweep.MetricsRejected):
             c.flush(30)
         self.assertTrue(c.flush(30))
         self.assertEqual(self.server.values("loss"),
@@ -276,7 +276,7 @@ class Refusals(Base):
 class Stdout(unittest.TestCase):
     def test_without_a_url_reports_are_stdout_lines(self):
         out = io.StringIO()
-        c = sweep_client.Client(env={}, stream=out)
+        c = sweep.Client(env={}, stream=out)
         self.assertFalse(c.report(step=3, loss=0.41, acc=0.87))
         self.assertFalse(c.report(loss=float("nan")))
         self.assertEqual(out.getvalue(),
@@ -289,7 +289,7 @@ class Stdout(unittest.TestCase):
         f = os.path.join(d, "url")
         srv = FakeMetricsServer(url_file=f).start()
         self.addCleanup(srv.stop)
-        c = sweep_client.Client(env={"SWEEP_METRICS_URL_FILE": f,
+        c = sweep.Client(env={"SWEEP_METRICS_URL_FILE": f,
                                      "SWEEP_TOKEN": srv.token})
         self.addCleanup(c.close, 0)
         c.report(step=1, loss=1.0)
@@ -299,14 +299,14 @@ class Stdout(unittest.TestCase):
 SCRIPT = """
 import os, sys, time
 sys.path.insert(0, %r)
-import sweep_client
-sweep_client.handle_sigterm()
+import sweep
+sweep.handle_sigterm()
 print("ready", flush=True)
 for i in range(int(sys.argv[1])):
-    if sweep_client.report(step=i, loss=float(i)):
+    if sweep.report(step=i, loss=float(i)):
         break
     time.sleep(float(sys.argv[2]))
-sys.exit(143 if sweep_client.terminated() else 0)
+sys.exit(143 if sweep.terminated() else 0)
 """ % CLIENTS
 
 

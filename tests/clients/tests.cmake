@@ -13,6 +13,13 @@ add_test(NAME clients.c
   COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/clients/test_c_client.py)
 add_test(NAME clients.trainer
   COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/clients/test_train_mlp.py)
-set_tests_properties(clients.python clients.c clients.trainer PROPERTIES
+# The package (examples/clients/python/): installed offline into a fresh
+# venv; and a W&B trainer, through the sweep binary.
+add_test(NAME clients.package
+  COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/clients/test_package.py)
+add_test(NAME clients.wandb
+  COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/clients/test_wandb.py)
+set_tests_properties(clients.python clients.c clients.trainer clients.package
+  clients.wandb PROPERTIES
   LABELS clients TIMEOUT 300
-  ENVIRONMENT "SW_C_PROBE=$<TARGET_FILE:clients_probe>;SW_REPORT_EXAMPLE=$<TARGET_FILE:report_example>")
+  ENVIRONMENT "SW_C_PROBE=$<TARGET_FILE:clients_probe>;SW_REPORT_EXAMPLE=$<TARGET_FILE:report_example>;SW_BIN=$<TARGET_FILE:sweep>")

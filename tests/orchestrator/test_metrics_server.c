@@ -57,6 +57,13 @@ static void *loop_main(void *arg)
             continue;
         for (r = sw_metrics_server_take(l->srv); r; r = next) {
             next = sw_metrics_report_next(r);
+            if (sw_metrics_report_is_next(r)) { /* a worker's: r1 gets r3 */
+                sw_metrics_report_answer_json(
+                    r, strcmp(sw_metrics_report_run(r), "r1") == 0
+                           ? "{\"run\": {\"id\": \"r3\"}}"
+                           : "{\"run\": null}");
+                continue;
+            }
             b = sw_metrics_report_batch(r);
             pthread_mutex_lock(&l->lock);
             for (i = 0; i < b->len && l->n < 64; i++, l->n++) {
@@ -233,6 +240,35 @@ static void test_bad_requests(void **state)
     assert_int_equal(a.status, 405);
     assert_non_null(strstr(a.headers, "Allow: POST"));
     assert_int_equal(l->n, 0);
+}
+
+/* A worker's request for its next run: no values, its body unread, and
+ * the loop's answer as the whole body; tokens and methods as for a
+ * report. */
+static void test_next_run(void **state)
+{
+    loop *l = *state;
+    int port = sw_metrics_server_port(l->srv);
+    answer a;
+
+    http(port, "POST", "/v1/runs/r1/next", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "{\"run\": {\"id\": \"r3\"}}\n");
+    http(port, "POST", "/v1/runs/r2/next", TOKEN_B, "not json", 8, &a);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "{\"run\": null}\n");
+    http(port, "POST", "/v1/runs/r1/next", NULL, "", 0, &a);
+    assert_int_equal(a.status, 401);
+    http(port, "POST", "/v1/runs/r2/next", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 403);
+    http(port, "GET", "/v1/runs/r1/next", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 405);
+    http(port, "POST", "/v1/runs/r1/nexts", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 404);
+    assert_non_null(strstr(a.body, "/next"));
+    http(port, "POST", "/v1/runs//next", TOKEN_A, "", 0, &a);
+    assert_int_equal(a.status, 404);
+    assert_int_equal(l->n, 0); /* no values from any of them */
 }
 
 typedef struct {
@@ -597,6 +633,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_next_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood_gets_503, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_clients, setup, teardown),
         cmocka_unit_test_setup_teardown(test_declared_huge_body, setup,

@@ -13,6 +13,8 @@ target_include_directories(test_orchestrator_engine PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/orchestrator)
 # The metrics endpoint over real HTTP on 127.0.0.1.
 sw_test(orchestrator metrics_server sw_engine)
+# The trial contract's W&B side: its variables and config file.
+sw_test(orchestrator contract sw_engine)
 # SHA-256 of metrics tokens, against FIPS 180-2 vectors.
 sw_test(orchestrator token sw_engine)
 # The GPU packing policy, on plain data; search/ only for its seeded rng.
