@@ -31,6 +31,8 @@ static const sw_cli_command commands[] = {
      "the GPUs and MIG slices sweep sees, and what a sweep fits on them"},
     {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
      "the exact code a run started with, and how to run it again"},
+    {"stop", sw_cmd_stop, "RUN... | SWEEP",
+     "stop running runs by hand, or a sweep as Ctrl-C does"},
     {"export", sw_cmd_export, "wandb SWEEP --entity E --project P",
      "the sweep's runs in Weights & Biases (--dry-run prints them)"},
 };

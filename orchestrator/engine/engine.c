@@ -145,6 +145,7 @@ void sw_engine__dispose(sw_engine *e)
     free(e->home);
     free(e->runs_dir);
     free(e->best_run);
+    free(e->requests_dir);
     free(e->buf);
 }
 

@@ -77,6 +77,18 @@ int sw_engine_needs_command(const sw_spec *sp, const char *path);
  * sw_engine_run or sw_engine_resume ran, when they returned SW_EINTR. */
 int sw_engine_stopped_by(void);
 
+/* Whether a `sweep run` or `sweep resume` holds sweep `sweep_id` of the
+ * sweep home `home` now (its lock). This function can't fail. */
+bool sw_engine_is_running(const char *home, const char *sweep_id);
+
+/* Asks the `sweep` that runs sweep `sweep_id` in `home`, from another
+ * process: to stop run `run_id` by hand, or with NULL to act as Ctrl-C
+ * (docs/cli.md, sweep stop). The request is a file that the engine
+ * removes once it has acted on it: *out_path (the caller frees) names it,
+ * to wait on. */
+int sw_engine_ask(const char *home, const char *sweep_id, const char *run_id,
+                  char **out_path);
+
 /* The sweep home: $SWEEP_HOME, else ./.sweep. */
 const char *sw_engine_home(void);
 

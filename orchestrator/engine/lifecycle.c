@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,7 +567,8 @@ static int finish(sw_engine *e, sw_slot *s)
     sw_engine__revoke(e, s);
     if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
-        set_str(&s->rec.reason, sw_cancel_name(SW_CANCEL_STOPPED));
+        set_str(&s->rec.reason,
+                sw_cancel_name(s->stop_why ? s->stop_why : SW_CANCEL_STOPPED));
         sw_engine__tally(e, s->rec.state, true);
     } else if (s->cancel && !timeout) {
         s->rec.state = SW_RUN_CANCELED;
@@ -989,6 +991,8 @@ int sw_engine__pump(sw_engine *e)
     run_finished_work(e);
     take_suggestion(e);
     if (!e->result) {
+        for (int n = sw_engine__requests(e); n > 0; n--)
+            sw_engine__interrupt(e, SIGINT); /* `sweep stop SWEEP` */
         on_interrupts(e);
         drain_events(e);
         tail_all(e);
@@ -1040,6 +1044,7 @@ double sw_engine__next_wake(sw_engine *e)
             consider(&w, s->launched_at + PROBATION_S);
     }
     consider(&w, sw_executor_next_wake(e->ex));
+    consider(&w, sw_engine__requests_wake(e));
     consider(&w, sw_engine__gpus_wake(e));
     if (e->backoff_until > now_mono(e) && !sw_engine__stopping(e))
         consider(&w, e->backoff_until);

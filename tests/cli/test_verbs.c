@@ -1,0 +1,220 @@
+/*
+ * test_verbs.c - the verbs that act on sweeps after `sweep run` made
+ * them, through the real binary: `stop` (a run by hand, a sweep as
+ * Ctrl-C, from a second process while `sweep run` runs), `resume
+ * --run-cap`, `rm`, `tag` and `note`, `compare`; and a sweep none of
+ * whose attempts could start. Each bad input is refused with one line
+ * and changes nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sweeps/buf.h"
+#include "testutil.h"
+
+static char *toy_sweep(const sw_h *h, const char *extra, const char *params)
+{
+    char *text = sw_aprintf("program: %s\nmetric:\n  name: "
+                            "loss\n  goal: minimize\ncommand:\n  - ${program}\n"
+                            "  - ${args}\n%s\nparameters:\n%s",
+                            sw_h_toy(), extra, params);
+    char *path = sw_h_file(h, "sweep.yaml", text);
+
+    free(text);
+    return path;
+}
+
+/* The first field of the first row of `sweep query SQL --csv` (the
+ * caller frees; "" when there is none). */
+static char *query1(const sw_h *h, const char *sql)
+{
+    const char *args[] = {"query", sql, "--csv", NULL};
+    char *out = NULL, *nl, *v;
+
+    sw_h_run(h, args, &out);
+    nl = strchr(out, '\n');
+    v = sw_strdup(nl ? nl + 1 : "");
+    if ((nl = strchr(v, '\n')) != NULL)
+        *nl = '\0';
+    free(out);
+    return v;
+}
+
+/* Waits (20 s at most) until `sql` counts at least one row. */
+static void wait_for(const sw_h *h, const char *sql)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        if (sw_h_count(h, sql) > 0)
+            return;
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("timed out waiting for: %s", sql);
+}
+
+/* What the commands run so far wrote on stderr; the caller frees. */
+static char *stderr_text(const sw_h *h)
+{
+    char *path = sw_aprintf("%s/stderr.txt", h->dir);
+    char *text = sw_test_slurp(path, NULL);
+
+    free(path);
+    return text ? text : sw_strdup("");
+}
+
+/* Empties the stderr file, so the next check reads only what follows. */
+static void stderr_clear(const sw_h *h)
+{
+    char *path = sw_aprintf("%s/stderr.txt", h->dir);
+
+    truncate(path, 0);
+    free(path);
+}
+
+/* ---- stop ------------------------------------------------------------ */
+
+static void test_stop_a_run_by_hand_while_it_runs(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL, *id, *run1;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid\nparallel: 3",
+                     "  x: {values: [1, 2, 3]}\n  steps: {value: 400}\n"
+                     "  sleep: {value: 0.02}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    wait_for(&h, "select count(*) from runs where idx = 0 and state = "
+                 "'running' and value is not null");
+    id = query1(&h, "select id from sweeps");
+    run1 = sw_aprintf("%s-1", id);
+    const char *stop[] = {"stop", run1, NULL};
+    assert_int_equal(sw_h_run(&h, stop, &out), 0);
+    assert_non_null(strstr(out, "stopped: stopped by hand"));
+    free(out);
+    /* the sweep goes on to its end, the others finish */
+    assert_int_equal(sw_h_wait(pid, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where idx = 0 "
+                                    "and state = 'stopped' and reason = "
+                                    "'stopped by hand' and value is not null"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "outcome = 'stopped'"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished'"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state "
+                                    "= 'finished'"),
+                     1);
+    /* a stopped run now: refused, nothing changes */
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, stop, NULL), 1);
+    out = stderr_text(&h);
+    assert_non_null(strstr(out, "is stopped (stopped by hand): only a running "
+                                "run can be stopped"));
+    free(out);
+    free(run1);
+    free(id);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_stop_a_sweep_is_ctrl_c(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL, *id;
+    pid_t pid;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid\nparallel: 2",
+                     "  x: {values: [1, 2, 3, 4]}\n  steps: {value: 20}\n"
+                     "  sleep: {value: 0.05}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, run);
+    wait_for(&h, "select count(*) from runs where state = 'running'");
+    id = query1(&h, "select id from sweeps");
+    const char *stop[] = {"stop", id, NULL};
+    assert_int_equal(sw_h_run(&h, stop, &out), 0);
+    assert_non_null(strstr(out, "stopping"));
+    free(out);
+    /* as after Ctrl-C: running trials finish, nothing new, 130 */
+    assert_int_equal(sw_h_wait(pid, 60), 130);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state "
+                                    "= 'interrupted'"),
+                     1);
+    assert_true(sw_h_count(&h, "select count(*) from runs") < 4);
+    /* resumable */
+    const char *resume[] = {"resume", id, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished'"),
+                     4);
+    /* not running now: refused */
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, stop, NULL), 1);
+    out = stderr_text(&h);
+    assert_non_null(strstr(out, "is not running"));
+    free(out);
+    free(id);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static void test_stop_refuses_bad_input(void **state)
+{
+    sw_h h;
+    char *file, *out;
+
+    (void)state;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid",
+                     "  x: {values: [1]}\n  steps: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    const char *none[] = {"stop", NULL};
+    assert_int_equal(sw_h_run(&h, none, NULL), 2);
+    const char *bad_t[] = {"stop", "x", "--timeout", "soon", NULL};
+    assert_int_equal(sw_h_run(&h, bad_t, NULL), 2);
+    stderr_clear(&h);
+    const char *nope[] = {"stop", "nope-1", NULL};
+    assert_int_equal(sw_h_run(&h, nope, NULL), 1);
+    out = stderr_text(&h);
+    assert_non_null(strstr(out, "no run or sweep 'nope-1'"));
+    assert_null(strchr(strchr(out, '\n') + 1, '\n')); /* one line */
+    free(out);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished'"),
+                     1);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stop_a_run_by_hand_while_it_runs),
+        cmocka_unit_test(test_stop_a_sweep_is_ctrl_c),
+        cmocka_unit_test(test_stop_refuses_bad_input),
+    };
+
+    setenv("SWEEP_GIT", "off", 1);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
