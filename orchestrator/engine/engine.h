@@ -39,13 +39,17 @@ typedef struct {
     double sim_fail_rate;      /* --backend sim: the probability that an
                                   attempt dies midway (0 to 1); negative: the
                                   file's `sim: {fail_rate}`, else 0 */
+    int64_t run_cap;           /* resume: the sweep's new run_cap, more than
+                                  the runs it has (a finished sweep goes on
+                                  with more trials of its search); recorded;
+                                  0: the recorded one, else the file's */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 7
+#define SW_ENGINE_OPTS_VERSION 8
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL, NULL, NULL, -1                                               \
+            NULL, NULL, NULL, -1, 0                                            \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.

@@ -71,6 +71,8 @@ typedef struct {
                            command line (--slurm-arg); NULL: none */
     char *gpus;         /* the inventory declared with `sweep run --gpus`;
                            NULL: none (the file's `gpus:`, else NVML) */
+    int64_t run_cap;    /* the run_cap `sweep resume --run-cap` gave it,
+                           replacing the file's; 0: the file's */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);
@@ -120,6 +122,8 @@ int sw_store_get_sweep(sw_store *st, const char *key, sw_sweep_rec *out);
 int sw_store_latest_sweep(sw_store *st, sw_sweep_rec *out);
 int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
                              double ended_at);
+/* Records the run_cap `sweep resume --run-cap` gave sweep `id`. */
+int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);
 /* All sweeps, newest first; the caller disposes each and frees *out. */
 int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n);
 

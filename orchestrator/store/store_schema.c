@@ -135,6 +135,9 @@ static const struct {
      * write of its output refused, or it failed with the home full), to
      * be rerun without using a retry */
     {14, NULL},
+    /* `sweep resume SWEEP --run-cap N`: more trials for a sweep, recorded
+     * so that a later resume keeps them (NULL: the file's run_cap) */
+    {15, "ALTER TABLE sweeps ADD COLUMN run_cap INTEGER;"},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:

@@ -207,12 +207,112 @@ static void test_stop_refuses_bad_input(void **state)
     sw_h_dispose(&h);
 }
 
+/* ---- resume --run-cap ------------------------------------------------ */
+
+static const char bayes_params[] = "  x: {min: 0.0, max: 6.0}\n"
+                                   "  y: {min: -3.0, max: 2.0}\n"
+                                   "  steps: {value: 2}\n"
+                                   "  sleep: {value: 0.01}\n";
+
+/* Every run's idx and params, as CSV. */
+static char *all_params(const sw_h *h)
+{
+    const char *q[] = {"query", "select idx, params from runs order by idx",
+                       "--csv", NULL};
+    char *out = NULL;
+
+    assert_int_equal(sw_h_run(h, q, &out), 0);
+    return out;
+}
+
+static void test_resume_run_cap_continues_a_finished_bayes_search(void **st)
+{
+    sw_h h, ref;
+    char *file, *id, *want, *got, *err;
+
+    (void)st;
+    /* the reference: 8 trials in one go */
+    sw_h_init(&ref);
+    file = toy_sweep(&ref, "method: bayes\nseed: 3\nrun_cap: 8", bayes_params);
+    const char *run_ref[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&ref, run_ref, NULL), 0);
+    want = all_params(&ref);
+    free(file);
+    /* 4, finished, then 4 more: the search replayed from the runs picks
+     * exactly what it would have picked without the stop */
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: bayes\nseed: 3\nrun_cap: 4", bayes_params);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    id = query1(&h, "select id from sweeps");
+    const char *low[] = {"resume", id, "--run-cap", "4", NULL};
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, low, NULL), 2);
+    err = stderr_text(&h);
+    assert_non_null(strstr(err, "has 4 runs already"));
+    free(err);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state "
+                                    "= 'finished' and run_cap is null"),
+                     1);
+    const char *more[] = {"resume", id, "--run-cap", "8", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, more, NULL), 0);
+    got = all_params(&h);
+    assert_string_equal(got, want);
+    /* nothing ran twice; the cap is kept; the sweep is finished again */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
+                                    "attempts = 1 and state = 'finished'"),
+                     8);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics where name "
+                                    "= 'loss'"),
+                     16);
+    assert_int_equal(sw_h_count(&h, "select run_cap from sweeps where state "
+                                    "= 'finished'"),
+                     8);
+    const char *again[] = {"resume", id, NULL};
+    assert_int_equal(sw_h_run(&h, again, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs"), 8);
+    free(got);
+    free(want);
+    free(id);
+    free(file);
+    sw_h_dispose(&h);
+    sw_h_dispose(&ref);
+}
+
+static void test_resume_run_cap_refuses_an_exhausted_grid(void **st)
+{
+    sw_h h;
+    char *file, *err, *id;
+
+    (void)st;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid",
+                     "  x: {values: [1, 2]}\n  steps: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    id = query1(&h, "select id from sweeps");
+    const char *more[] = {"resume", id, "--run-cap", "5", NULL};
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, more, NULL), 2);
+    err = stderr_text(&h);
+    assert_non_null(strstr(err, "has run all 2 trials of its grid"));
+    free(err);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state "
+                                    "= 'finished' and run_cap is null"),
+                     1);
+    free(id);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stop_a_run_by_hand_while_it_runs),
         cmocka_unit_test(test_stop_a_sweep_is_ctrl_c),
         cmocka_unit_test(test_stop_refuses_bad_input),
+        cmocka_unit_test(test_resume_run_cap_continues_a_finished_bayes_search),
+        cmocka_unit_test(test_resume_run_cap_refuses_an_exhausted_grid),
     };
 
     setenv("SWEEP_GIT", "off", 1);

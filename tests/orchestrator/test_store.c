@@ -235,7 +235,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 14);
+    assert_int_equal(user_version(f->path), 15);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1247,6 +1247,7 @@ static void test_migration_3_keeps_running_jobs(void **state)
     raw_exec(f->path,
              "DROP TABLE attempts;"
              "DROP TABLE exports;"
+             "ALTER TABLE sweeps DROP COLUMN run_cap;"
              "ALTER TABLE sweeps DROP COLUMN backend_args;"
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE sweeps DROP COLUMN command;"
