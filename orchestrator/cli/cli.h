@@ -40,6 +40,7 @@ int sw_cmd_gpus(int argc, char **argv);
 int sw_cmd_export(int argc, char **argv);
 int sw_cmd_report(int argc, char **argv);
 int sw_cmd_stop(int argc, char **argv);
+int sw_cmd_rm(int argc, char **argv);
 
 /* Parses the options of a table command (--json, --csv, --help, and
  * --top N when `top` is not NULL). */

@@ -47,23 +47,31 @@ int sw_engine_stopped_by(void)
     return stopped_by;
 }
 
-/* Takes the sweep's lock so two orchestrators never run one sweep. */
-static int lock_sweep(sw_engine *e)
+int sw_engine_lock(const char *home, const char *sweep_id, int *out_fd)
 {
-    char *path = sw_aprintf("%s/%s.lock", e->home, e->sweep.id);
+    char *path = sw_aprintf("%s/%s.lock", home, sweep_id);
     int error = SW_OK;
 
-    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (e->lock_fd < 0)
+    *out_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*out_fd < 0) {
         error =
             sw_error_set(SW_EIO, "cannot open %s: %s", path, strerror(errno));
-    else if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0)
+    } else if (flock(*out_fd, LOCK_EX | LOCK_NB) != 0) {
         error = sw_error_set(SW_ERROR,
                              "sweep %s is being run by another "
                              "sweep process",
-                             e->sweep.id);
+                             sweep_id);
+        close(*out_fd);
+        *out_fd = -1;
+    }
     free(path);
     return error;
+}
+
+/* Takes the sweep's lock so two orchestrators never run one sweep. */
+static int lock_sweep(sw_engine *e)
+{
+    return sw_engine_lock(e->home, e->sweep.id, &e->lock_fd);
 }
 
 static int open_home(sw_engine *e, const char *home)

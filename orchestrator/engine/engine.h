@@ -81,6 +81,12 @@ int sw_engine_needs_command(const sw_spec *sp, const char *path);
  * sw_engine_run or sw_engine_resume ran, when they returned SW_EINTR. */
 int sw_engine_stopped_by(void);
 
+/* Takes sweep `sweep_id`'s lock in the sweep home `home`, as `sweep run`
+ * and `sweep resume` hold it while they run it: *out_fd holds it until it
+ * is closed. SW_ERROR, "sweep ID is being run by another sweep process",
+ * when another process holds it (*out_fd is then -1). */
+int sw_engine_lock(const char *home, const char *sweep_id, int *out_fd);
+
 /* Whether a `sweep run` or `sweep resume` holds sweep `sweep_id` of the
  * sweep home `home` now (its lock). This function can't fail. */
 bool sw_engine_is_running(const char *home, const char *sweep_id);

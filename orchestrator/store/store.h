@@ -122,6 +122,9 @@ int sw_store_get_sweep(sw_store *st, const char *key, sw_sweep_rec *out);
 int sw_store_latest_sweep(sw_store *st, sw_sweep_rec *out);
 int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
                              double ended_at);
+/* Deletes sweep `id` and every row of it, in every table, in one
+ * transaction (store_edit.c). The caller holds the sweep's lock. */
+int sw_store_delete_sweep(sw_store *st, const char *id);
 /* Records the run_cap `sweep resume --run-cap` gave sweep `id`. */
 int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);
 /* All sweeps, newest first; the caller disposes each and frees *out. */

@@ -46,8 +46,7 @@ static char *query1(const sw_h *h, const char *sql)
     sw_h_run(h, args, &out);
     nl = strchr(out, '\n');
     v = sw_strdup(nl ? nl + 1 : "");
-    if ((nl = strchr(v, '\n')) != NULL)
-        *nl = '\0';
+    v[strcspn(v, "\r\n")] = '\0';
     free(out);
     return v;
 }
@@ -305,6 +304,126 @@ static void test_resume_run_cap_refuses_an_exhausted_grid(void **st)
     sw_h_dispose(&h);
 }
 
+/* ---- rm --------------------------------------------------------------- */
+
+/* The store's tables and, for each, the column that ties its rows to a
+ * sweep: its id, or a run's ("run_id": the sweep's id, then "-N"). A
+ * table the schema gains must be added here (and to sweep rm,
+ * store_edit.c): the test fails on one it does not know. */
+static const char *const tables[][2] = {
+    {"attempts", "run_id"},      {"exports", "sweep_id"},
+    {"gpu_samples", "sweep_id"}, {"metrics", "run_id"},
+    {"runs", "sweep_id"},        {"sweeps", "id"},
+};
+
+/* How many rows of every table belong to sweep `id`. */
+static long rows_of(const sw_h *h, const char *id)
+{
+    sw_buf b = SW_BUF_INIT;
+    char *where, *sql;
+    long n = 0, v;
+
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        where = strcmp(tables[i][1], "run_id") == 0
+                    ? sw_aprintf("run_id like '%s-%%'", id)
+                    : sw_aprintf("%s = '%s'", tables[i][1], id);
+        sql =
+            sw_aprintf("select count(*) from %s where %s", tables[i][0], where);
+        v = sw_h_count(h, sql);
+        assert_true(v >= 0);
+        n += v;
+        free(sql);
+        free(where);
+    }
+    /* every table of the schema is one of those */
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+        sw_buf_printf(&b, "%s%s", i ? "/" : "", tables[i][0]);
+    sql = query1(h, "select group_concat(name, '/') from (select name from "
+                    "sqlite_master where type = 'table' order by name)");
+    assert_string_equal(sql, sw_buf_cstr(&b));
+    free(sql);
+    sw_buf_dispose(&b);
+    return n;
+}
+
+/* How many run folders of sweep `id` the home holds. */
+static int folders_of(const sw_h *h, const char *id)
+{
+    char *path;
+    int n = 0;
+
+    for (int i = 1; i <= 8; i++) {
+        path = sw_aprintf("%s/runs/%s-%d", h->home, id, i);
+        n += access(path, F_OK) == 0;
+        free(path);
+    }
+    return n;
+}
+
+static void test_rm_removes_rows_and_folders(void **st)
+{
+    sw_h h;
+    char *file, *a, *b, *err;
+    pid_t pid;
+
+    (void)st;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid\nretries: 1",
+                     "  x: {values: [1, 2, 3]}\n  steps: {value: 3}\n"
+                     "  fail: {value: 2}\n  sleep: {value: 0.01}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    a = query1(&h, "select id from sweeps order by created_at, rowid limit 1");
+    b = query1(&h, "select id from sweeps order by created_at desc, rowid "
+                   "desc limit 1");
+    assert_string_not_equal(a, b);
+    assert_true(rows_of(&h, a) > 0);
+    assert_int_equal(folders_of(&h, a), 3);
+    /* not on a terminal, without --yes: refused, nothing changes */
+    const char *ask[] = {"rm", a, NULL};
+    assert_int_equal(sw_h_run(&h, ask, NULL), 2);
+    const char *none[] = {"rm", NULL};
+    assert_int_equal(sw_h_run(&h, none, NULL), 2);
+    const char *nope[] = {"rm", "nope", "--yes", NULL};
+    assert_int_equal(sw_h_run(&h, nope, NULL), 1);
+    assert_int_equal(folders_of(&h, a), 3);
+    const char *rm[] = {"rm", a, "--yes", NULL};
+    assert_int_equal(sw_h_run(&h, rm, NULL), 0);
+    assert_int_equal(rows_of(&h, a), 0);
+    assert_int_equal(folders_of(&h, a), 0);
+    /* the other sweep is whole */
+    assert_int_equal(folders_of(&h, b), 3);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     3);
+    /* a running sweep is refused */
+    free(file);
+    file = toy_sweep(&h, "method: grid",
+                     "  x: {values: [1]}\n  steps: {value: 200}\n"
+                     "  sleep: {value: 0.05}\n");
+    const char *slow[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&h, slow);
+    wait_for(&h, "select count(*) from runs where state = 'running'");
+    free(a);
+    a = query1(&h, "select sweep_id from runs where state = 'running'");
+    const char *busy[] = {"rm", a, "--yes", NULL};
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, busy, NULL), 1);
+    err = stderr_text(&h);
+    assert_non_null(strstr(err, "is running: stop it first"));
+    free(err);
+    assert_int_equal(folders_of(&h, a), 1);
+    kill(pid, SIGINT);
+    usleep(200 * 1000);
+    kill(pid, SIGINT);
+    assert_int_equal(sw_h_wait(pid, 30), 130);
+    free(file);
+    free(a);
+    free(b);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_stop_refuses_bad_input),
         cmocka_unit_test(test_resume_run_cap_continues_a_finished_bayes_search),
         cmocka_unit_test(test_resume_run_cap_refuses_an_exhausted_grid),
+        cmocka_unit_test(test_rm_removes_rows_and_folders),
     };
 
     setenv("SWEEP_GIT", "off", 1);
