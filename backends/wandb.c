@@ -480,7 +480,10 @@ static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
     add_str(vars, "sweep", run->sweep);
     if (run->tag)
         cJSON_AddItemToArray(tags, cJSON_CreateString(run->tag));
+    for (size_t i = 0; i < run->n_tags; i++)
+        cJSON_AddItemToArray(tags, cJSON_CreateString(run->tags[i]));
     cJSON_AddItemToObject(vars, "tags", tags);
+    add_str(vars, "notes", run->notes);
     free(config);
     return vars;
 }
@@ -641,7 +644,7 @@ bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark)
     return mark->history >= (int64_t)run->n_rows &&
            mark->summary == (int64_t)run->n_rows &&
            (!run->ended || mark->ended) && (!run->patch || mark->patch) &&
-           mark->meta;
+           mark->meta && mark->labels;
 }
 
 int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
@@ -659,6 +662,11 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
     sw_wandb_run_name(name, run->id);
     if ((error = upsert_run(w, run, name, &lines)) < 0)
         goto done;
+    if (!mark->labels) { /* the upsert carried them */
+        mark->labels = true;
+        if (fn && (error = fn(ctx, mark)) != 0)
+            goto done;
+    }
     if (lines > mark->history) {
         /* W&B took lines we had not recorded: never send them again */
         mark->history =

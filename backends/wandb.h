@@ -96,17 +96,20 @@ typedef struct {
 
 /* A run, as plain data; every string may be NULL unless said. */
 typedef struct {
-    const char *id;           /* ours, required: shown as the run's name */
-    const char *sweep;        /* W&B's sweep id */
-    const char *group;        /* W&B's group */
-    const char *params;       /* JSON object, required */
-    const char *commit;       /* the git commit it ran */
-    const char *repo;         /* the remote's URL, credentials removed */
-    const char *program;      /* the trial's program */
-    const char *host;         /* where it ran */
-    const char *patch;        /* path of its diff.patch */
-    const char *argv;         /* JSON array: its command line */
-    const char *tag;          /* one tag: its run state, as the store has it */
+    const char *id;      /* ours, required: shown as the run's name */
+    const char *sweep;   /* W&B's sweep id */
+    const char *group;   /* W&B's group */
+    const char *params;  /* JSON object, required */
+    const char *commit;  /* the git commit it ran */
+    const char *repo;    /* the remote's URL, credentials removed */
+    const char *program; /* the trial's program */
+    const char *host;    /* where it ran */
+    const char *patch;   /* path of its diff.patch */
+    const char *argv;    /* JSON array: its command line */
+    const char *tag;     /* one tag: its run state, as the store has it */
+    char *const *tags;   /* the run's own tags (`sweep tag`), n_tags */
+    size_t n_tags;
+    const char *notes;        /* its note (`sweep note`) */
     double started_at;        /* unix seconds: _runtime counts from it */
     bool ended;               /* false: still running, sent as running */
     int exit_code;            /* when ended */
@@ -127,6 +130,7 @@ typedef struct {
     bool meta;         /* wandb-metadata.json was uploaded */
     int64_t requests;  /* made for this run by this export */
     int64_t rows_sent; /* history lines sent by this export */
+    bool labels;       /* the run's tags and notes were sent as they are */
 } sw_wandb_mark;
 
 /* Called after each accepted request with the run's new mark; a non-zero

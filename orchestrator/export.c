@@ -201,6 +201,7 @@ typedef struct {
     sw_export_stats *stats;
     sw_export_rec rec;     /* the run being exported */
     const char *end_state; /* its state, when it has ended */
+    char *labels;          /* its tags and note as JSON, to record once sent */
     int64_t run_rows;      /* of the run being exported, sent so far */
     double last_draw;
     size_t done, total;
@@ -272,11 +273,31 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
     run->n_summary = h->n_summary;
 }
 
-/* What earlier exports sent of the run, as the exporter's mark. */
-static sw_wandb_mark mark_of(const sw_export_rec *rec, const sw_run_rec *r)
+/* The run's tags and note as one JSON text: what an export records as
+ * sent, to send them again when they change (the caller frees). */
+static char *labels_json(const sw_labels *l)
 {
-    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
+    sw_value *v = sw_value_map(), *tags = sw_value_list();
+    sw_buf b = SW_BUF_INIT;
 
+    for (size_t i = 0; i < l->n_tags; i++)
+        sw_value_list_push(tags, sw_value_str(l->tags[i]));
+    sw_value_map_set(v, "tags", tags);
+    sw_value_map_set(v, "notes",
+                     l->note ? sw_value_str(l->note) : sw_value_null());
+    sw_value_write_json(&b, v, false);
+    sw_value_free(v);
+    return sw_buf_detach(&b);
+}
+
+/* What earlier exports sent of the run, as the exporter's mark; `labels`
+ * is what its labels are now. */
+static sw_wandb_mark mark_of(const sw_export_rec *rec, const sw_run_rec *r,
+                             const char *labels)
+{
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
+
+    m.labels = rec->labels && strcmp(rec->labels, labels) == 0;
     m.history = rec->history;
     m.summary = rec->summary;
     m.ended =
@@ -304,6 +325,10 @@ static int on_mark(void *ctx, const sw_wandb_mark *m)
                              m->meta && m->patch ? " " : "",
                              m->patch ? "diff.patch" : "")
                 : NULL;
+        if (m->labels && x->labels) {
+            free(rec->labels);
+            rec->labels = sw_strdup(x->labels);
+        }
         if (m->ended && x->end_state) { /* the state whose end was sent */
             free(rec->state);
             rec->state = sw_strdup(x->end_state);
@@ -319,6 +344,7 @@ static int export_run(exporter *x, const sw_run_rec *r)
 {
     history h = {0};
     sw_value *git = NULL;
+    sw_labels labels = {NULL, 0, NULL};
     sw_wandb_run run;
     sw_wandb_mark m;
     char name[9];
@@ -339,11 +365,17 @@ static int export_run(exporter *x, const sw_run_rec *r)
     }
     if (error == SW_OK)
         error = read_history(x->st, r->id, &h);
+    if (error == SW_OK)
+        error = sw_store_run_labels(x->st, r->id, &labels);
     if (error == SW_OK) {
         run_of(x, r, git, &h, &run);
-        m = mark_of(&x->rec, r);
+        run.tags = labels.tags;
+        run.n_tags = labels.n_tags;
+        run.notes = labels.note;
+        x->labels = labels_json(&labels);
+        m = mark_of(&x->rec, r, x->labels);
         if (x->o->resend)
-            m = (sw_wandb_mark){0, -1, false, false, false, 0, 0};
+            m = (sw_wandb_mark){0, -1, false, false, false, 0, 0, false};
         x->run_rows = 0;
         x->stats->sent += !sw_wandb_run_done(&run, &m);
         x->end_state = run.ended ? sw_run_state_name(r->state) : NULL;
@@ -352,6 +384,9 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->stats->rows += m.rows_sent;
     }
     x->run_rows = 0;
+    free(x->labels);
+    x->labels = NULL;
+    sw_labels_dispose(&labels);
     sw_export_rec_dispose(&x->rec);
     sw_value_free(git);
     history_dispose(&h);

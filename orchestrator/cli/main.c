@@ -33,6 +33,8 @@ static const sw_cli_command commands[] = {
      "the exact code a run started with, and how to run it again"},
     {"stop", sw_cmd_stop, "RUN... | SWEEP",
      "stop running runs by hand, or a sweep as Ctrl-C does"},
+    {"tag", sw_cmd_tag, "RUN TAG... [--rm]", "label a run with tags"},
+    {"note", sw_cmd_note, "RUN TEXT", "give a run a note"},
     {"rm", sw_cmd_rm, "SWEEP [--yes]",
      "delete a sweep: its rows and its runs' folders"},
     {"export", sw_cmd_export, "wandb SWEEP --entity E --project P",

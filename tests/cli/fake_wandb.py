@@ -248,8 +248,11 @@ class Handler(BaseHTTPRequestHandler):
             cfg = None
         if v.get("sweep") is not None and v.get("sweep") not in S.sweeps:
             problem(probs, "unknown sweep %s", v.get("sweep"))
-        if not isinstance(v.get("tags"), list):
-            problem(probs, "tags is not a list")
+        if not isinstance(v.get("tags"), list) or not all(
+                isinstance(t, str) and 0 < len(t) <= 64 for t in v["tags"]):
+            problem(probs, "tags is not a list of 1 to 64 characters each")
+        if v.get("notes") is not None and not isinstance(v.get("notes"), str):
+            problem(probs, "notes is not a string")
         key = (v.get("entity"), v.get("project"), name)
         run = S.runs.get(key)
         inserted = run is None
@@ -260,7 +263,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "name": name}
         run["upserts"] += 1
         for k in ("displayName", "sweep", "commit", "repo", "program", "host",
-                  "groupName", "tags"):
+                  "groupName", "tags", "notes"):
             run[k] = v.get(k)
         run["config"] = cfg
         return {"bucket": {"id": "UnVuOg" + name, "name": name,
@@ -418,7 +421,8 @@ def state_view():
             runs[name] = {
                 "entity": e, "project": p, "display": r["displayName"],
                 "sweep": r["sweep"], "commit": r["commit"], "repo": r["repo"],
-                "program": r["program"], "tags": r["tags"], "config": r["config"],
+                "program": r["program"], "tags": r["tags"], "notes": r["notes"],
+                "config": r["config"],
                 "lines": len(r["lines"]),
                 "missing": sum(x is None for x in r["lines"]),
                 "in_order": steps == list(range(len(steps))),

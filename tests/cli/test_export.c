@@ -584,6 +584,77 @@ static void test_commit_and_patch_uploaded(void **state)
     free(repo);
 }
 
+/* The fake's record of run `id` (ours, its display name). */
+static const sw_value *run_named(const sw_value *rep, const char *id)
+{
+    const sw_value *all = at(rep, "runs");
+
+    for (size_t i = 0; i < all->u.map.len; i++)
+        if (strcmp(str(all->u.map.vals[i], "display"), id) == 0)
+            return all->u.map.vals[i];
+    fail_msg("no run %s in W&B", id);
+    return NULL;
+}
+
+/* `sweep tag` and `sweep note` reach W&B as the run's tags and notes
+ * (UpsertBucket's `tags: [String!]` and `notes: String`, as the SDK's
+ * own UpsertBucket mutation names them), after the tag W&B's runs of a
+ * stopped or canceled state get; a label changed after an export is sent
+ * again by the next, alone. */
+static void test_tags_and_notes_reach_wandb(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 2, 10), *out = NULL;
+    char *r1 = sw_aprintf("%s-1", sweep), *r2 = sw_aprintf("%s-2", sweep);
+    const sw_value *tags;
+    sw_value *rep;
+    long before;
+
+    const char *tag[] = {"tag", r1, "baseline", "lr sweep", NULL};
+    assert_int_equal(sw_h_run(&f->h, tag, NULL), 0);
+    const char *note[] = {"note", r1, "the first try,\nwith notes", NULL};
+    assert_int_equal(sw_h_run(&f->h, note, NULL), 0);
+    start_server(f, NULL);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    tags = at(run_named(rep, r1), "tags");
+    assert_int_equal(tags->u.list.len, 2);
+    assert_string_equal(tags->u.list.items[0]->u.s, "baseline");
+    assert_string_equal(tags->u.list.items[1]->u.s, "lr sweep");
+    assert_string_equal(str(run_named(rep, r1), "notes"),
+                        "the first try,\nwith notes");
+    assert_int_equal(at(run_named(rep, r2), "tags")->u.list.len, 0);
+    assert_null(str(run_named(rep, r2), "notes"));
+    sw_value_free(rep);
+
+    /* a new tag: the next export sends that run's UpsertBucket alone */
+    const char *more[] = {"tag", r2, "best", NULL};
+    assert_int_equal(sw_h_run(&f->h, more, NULL), 0);
+    before = log_lines(f);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, before);
+    expect_no_problems(rep);
+    assert_int_equal(num(at(rep, "ops"), "UpsertBucket"), 1);
+    assert_int_equal(num(rep, "rows_sent"), 0);
+    tags = at(run_named(rep, r2), "tags");
+    assert_int_equal(tags->u.list.len, 1);
+    assert_string_equal(tags->u.list.items[0]->u.s, "best");
+    sw_value_free(rep);
+    /* and then nothing */
+    before = log_lines(f);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, before);
+    assert_int_equal(num(rep, "log_requests"), 0);
+    sw_value_free(rep);
+    free(r1);
+    free(r2);
+    free(sweep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +675,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_and_patch_uploaded, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tags_and_notes_reach_wandb, setup,
                                         teardown),
     };
 

@@ -311,9 +311,14 @@ static void test_resume_run_cap_refuses_an_exhausted_grid(void **st)
  * table the schema gains must be added here (and to sweep rm,
  * store_edit.c): the test fails on one it does not know. */
 static const char *const tables[][2] = {
-    {"attempts", "run_id"},      {"exports", "sweep_id"},
-    {"gpu_samples", "sweep_id"}, {"metrics", "run_id"},
-    {"runs", "sweep_id"},        {"sweeps", "id"},
+    {"attempts", "run_id"},
+    {"exports", "sweep_id"},
+    {"gpu_samples", "sweep_id"},
+    {"metrics", "run_id"},
+    {"notes", "run_id"},
+    {"runs", "sweep_id"},
+    {"sweeps", "id"},
+    {"tags", "run_id"},
 };
 
 /* How many rows of every table belong to sweep `id`. */
@@ -378,6 +383,12 @@ static void test_rm_removes_rows_and_folders(void **st)
     b = query1(&h, "select id from sweeps order by created_at desc, rowid "
                    "desc limit 1");
     assert_string_not_equal(a, b);
+    char *a1 = sw_aprintf("%s-1", a);
+    const char *tag[] = {"tag", a1, "gone", NULL};
+    assert_int_equal(sw_h_run(&h, tag, NULL), 0);
+    const char *note[] = {"note", a1, "soon gone", NULL};
+    assert_int_equal(sw_h_run(&h, note, NULL), 0);
+    free(a1);
     assert_true(rows_of(&h, a) > 0);
     assert_int_equal(folders_of(&h, a), 3);
     /* not on a terminal, without --yes: refused, nothing changes */
@@ -424,6 +435,76 @@ static void test_rm_removes_rows_and_folders(void **st)
     sw_h_dispose(&h);
 }
 
+/* ---- tag and note ----------------------------------------------------- */
+
+static void test_tag_and_note_are_stored_and_shown(void **st)
+{
+    sw_h h;
+    char *file, *id, *r1, *out = NULL, *err;
+
+    (void)st;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid",
+                     "  x: {values: [1, 2]}\n  steps: {value: 1}\n");
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    id = query1(&h, "select id from sweeps");
+    r1 = sw_aprintf("%s-1", id);
+    const char *tag[] = {"tag", r1, "baseline", "v2", "baseline", NULL};
+    assert_int_equal(sw_h_run(&h, tag, &out), 0);
+    assert_non_null(strstr(out, "tags: baseline, v2"));
+    free(out);
+    const char *note[] = {"note", r1, "kept", "for", "the", "paper", NULL};
+    assert_int_equal(sw_h_run(&h, note, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from tags"), 2);
+    free(query1(&h, "select 1")); /* a reader of the new schema */
+    const char *ls[] = {"ls", id, NULL};
+    assert_int_equal(sw_h_run(&h, ls, &out), 0);
+    assert_non_null(strstr(out, "baseline,v2"));
+    assert_non_null(strstr(out, "kept for the paper"));
+    free(out);
+    const char *ls_json[] = {"ls", id, "--json", NULL};
+    assert_int_equal(sw_h_run(&h, ls_json, &out), 0);
+    assert_non_null(strstr(out, "\"tags\": [\"baseline\", \"v2\"], \"note\": "
+                                "\"kept for the paper\""));
+    assert_non_null(strstr(out, "\"tags\": [], \"note\": null"));
+    free(out);
+    const char *show[] = {"show", r1, NULL};
+    assert_int_equal(sw_h_run(&h, show, &out), 0);
+    assert_non_null(strstr(out, "tags           baseline, v2\n"));
+    assert_non_null(strstr(out, "note           kept for the paper\n"));
+    free(out);
+    /* --rm, and an empty note removes it */
+    const char *untag[] = {"tag", r1, "--rm", "baseline", NULL};
+    assert_int_equal(sw_h_run(&h, untag, NULL), 0);
+    const char *clear[] = {"note", r1, "", NULL};
+    assert_int_equal(sw_h_run(&h, clear, NULL), 0);
+    const char *show_json[] = {"show", r1, "--json", NULL};
+    assert_int_equal(sw_h_run(&h, show_json, &out), 0);
+    assert_non_null(strstr(out, "\"tags\": [\"v2\"], \"note\": null"));
+    free(out);
+    /* bad input: one line, exit 2 or 1, nothing changes */
+    stderr_clear(&h);
+    const char *bad[] = {"tag", r1, "ok", " padded", NULL};
+    assert_int_equal(sw_h_run(&h, bad, NULL), 2);
+    const char *none[] = {"tag", r1, NULL};
+    assert_int_equal(sw_h_run(&h, none, NULL), 2);
+    const char *nope[] = {"tag", "nope-1", "x", NULL};
+    assert_int_equal(sw_h_run(&h, nope, NULL), 1);
+    const char *nonote[] = {"note", "nope-1", "x", NULL};
+    assert_int_equal(sw_h_run(&h, nonote, NULL), 1);
+    err = stderr_text(&h);
+    assert_non_null(strstr(err, "' padded' is not a tag"));
+    assert_non_null(strstr(err, "no run 'nope-1'"));
+    free(err);
+    assert_int_equal(sw_h_count(&h, "select count(*) from tags"), 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from notes"), 0);
+    free(r1);
+    free(id);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_resume_run_cap_continues_a_finished_bayes_search),
         cmocka_unit_test(test_resume_run_cap_refuses_an_exhausted_grid),
         cmocka_unit_test(test_rm_removes_rows_and_folders),
+        cmocka_unit_test(test_tag_and_note_are_stored_and_shown),
     };
 
     setenv("SWEEP_GIT", "off", 1);
