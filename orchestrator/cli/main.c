@@ -37,6 +37,8 @@ static const sw_cli_command commands[] = {
     {"note", sw_cmd_note, "RUN TEXT", "give a run a note"},
     {"rm", sw_cmd_rm, "SWEEP [--yes]",
      "delete a sweep: its rows and its runs' folders"},
+    {"compare", sw_cmd_compare, "SWEEP SWEEP... [--json]",
+     "sweeps side by side: runs, best, GPU time, occupancy, spend"},
     {"export", sw_cmd_export, "wandb SWEEP --entity E --project P",
      "the sweep's runs in Weights & Biases (--dry-run prints them)"},
 };

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "harness.h"
 #include "sweeps/buf.h"
+#include "sweeps/json.h"
 #include "testutil.h"
 
 static char *toy_sweep(const sw_h *h, const char *extra, const char *params)
@@ -505,6 +507,106 @@ static void test_tag_and_note_are_stored_and_shown(void **st)
     sw_h_dispose(&h);
 }
 
+/* ---- compare ---------------------------------------------------------- */
+
+/* The number at `key` of the map `v` (NaN for null). */
+static double num_at(const sw_value *v, const char *key)
+{
+    const sw_value *x = sw_value_map_get(v, key);
+
+    assert_non_null(x);
+    if (x->type == SW_NULL)
+        return NAN;
+    assert_true(x->type == SW_FLOAT || x->type == SW_INT);
+    return x->type == SW_FLOAT ? x->u.f : (double)x->u.i;
+}
+
+/* Whether a and b agree to the 15 digits `sweep report --json` prints. */
+static bool same(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+/* `sweep ARGS...` printed one JSON object: parsed (the caller frees). */
+static sw_value *json_of(const sw_h *h, const char *const *args)
+{
+    char *out = NULL;
+    sw_value *v = NULL;
+
+    assert_int_equal(sw_h_run(h, args, &out), 0);
+    assert_int_equal(sw_json_parse(&v, out, strlen(out)), SW_OK);
+    free(out);
+    return v;
+}
+
+static void test_compare_two_sweeps_side_by_side(void **st)
+{
+    sw_h h;
+    char *file, *a, *b, *out = NULL;
+    sw_value *cmp, *rep;
+    const sw_value *list, *x, *best;
+
+    (void)st;
+    sw_h_init(&h);
+    file = toy_sweep(&h, "method: grid\nparallel: 2",
+                     "  x: {values: [1, 3]}\n  steps: {value: 3}\n"
+                     "  sleep: {value: 0.05}\n");
+    const char *run_a[] = {"run", file, "--gpus", "2", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run_a, NULL), 0);
+    free(file);
+    file = toy_sweep(&h, "method: random\nrun_cap: 3\nseed: 1",
+                     "  x: {min: 0.0, max: 6.0}\n  steps: {value: 2}\n"
+                     "  sleep: {value: 0.01}\n");
+    const char *run_b[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run_b, NULL), 0);
+    a = query1(&h, "select id from sweeps where method = 'grid'");
+    b = query1(&h, "select id from sweeps where method = 'random'");
+    const char *args[] = {"compare", a, b, "--json", "--price", "2", NULL};
+    cmp = json_of(&h, args);
+    list = sw_value_map_get(cmp, "sweeps");
+    assert_int_equal(list->u.list.len, 2);
+    x = list->u.list.items[0];
+    assert_string_equal(sw_value_map_get(x, "id")->u.s, a);
+    assert_string_equal(sw_value_map_get(x, "method")->u.s, "grid");
+    assert_true(num_at(sw_value_map_get(x, "runs"), "finished") == 2);
+    best = sw_value_map_get(x, "best");
+    assert_true(fabs(num_at(best, "value") - 1.333333) < 1e-9); /* 1 + 1/3 */
+    assert_true(num_at(sw_value_map_get(best, "params"), "x") == 3);
+    /* the report module's own figures, to the digit */
+    const char *report[] = {"report", a, "--json", "--price", "2", NULL};
+    rep = json_of(&h, report);
+    assert_true(num_at(x, "gpu_seconds_busy") > 0);
+    assert_true(
+        same(num_at(x, "gpu_seconds_busy"), num_at(rep, "gpu_seconds_busy")));
+    assert_true(same(num_at(x, "occupancy"), num_at(rep, "occupancy")));
+    assert_true(same(num_at(x, "cost"), num_at(rep, "cost")));
+    sw_value_free(rep);
+    x = list->u.list.items[1];
+    assert_string_equal(sw_value_map_get(x, "method")->u.s, "random");
+    assert_true(num_at(sw_value_map_get(x, "runs"), "total") == 3);
+    assert_true(isnan(num_at(x, "occupancy"))); /* no GPUs */
+    sw_value_free(cmp);
+    /* for people: a line per figure, a column per sweep */
+    const char *text[] = {"compare", a, b, NULL};
+    assert_int_equal(sw_h_run(&h, text, &out), 0);
+    assert_non_null(strstr(out, "method        grid"));
+    assert_non_null(strstr(out, "random\n"));
+    assert_non_null(strstr(out, "GPU time"));
+    assert_non_null(strstr(out, "occupancy"));
+    free(out);
+    /* bad input */
+    const char *one[] = {"compare", a, NULL};
+    assert_int_equal(sw_h_run(&h, one, NULL), 2);
+    const char *nope[] = {"compare", a, "nope", NULL};
+    assert_int_equal(sw_h_run(&h, nope, NULL), 1);
+    const char *price[] = {"compare", a, b, "--price", "-1", NULL};
+    assert_int_equal(sw_h_run(&h, price, NULL), 2);
+    free(a);
+    free(b);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_resume_run_cap_refuses_an_exhausted_grid),
         cmocka_unit_test(test_rm_removes_rows_and_folders),
         cmocka_unit_test(test_tag_and_note_are_stored_and_shown),
+        cmocka_unit_test(test_compare_two_sweeps_side_by_side),
     };
 
     setenv("SWEEP_GIT", "off", 1);
