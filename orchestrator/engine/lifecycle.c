@@ -1080,16 +1080,24 @@ int sw_engine__end(sw_engine *e)
                                     "runs all failed",
                                     e->sweep.id);
     }
+    /* nothing ran: every launch failed (a program that cannot be
+     * executed, an sbatch error, a request the cluster cannot meet); the
+     * sweep did not do its job, and is left `failed`, to resume once the
+     * command is fixed (its failed runs then go again, resume.c) */
+    if (!interrupted && e->unstarted_here > 0 && e->started_here == 0) {
+        error = set_sweep_state(e, SW_SWEEP_FAILED, 0);
+        return error
+                   ? error
+                   : sw_error_set(SW_ERROR,
+                                  "sweep %s failed: none of its %zu "
+                                  "attempts could start (see the messages "
+                                  "above); fix the command, then `sweep "
+                                  "resume %s`",
+                                  e->sweep.id, e->unstarted_here, e->sweep.id);
+    }
     error = set_sweep_state(
         e, interrupted ? SW_SWEEP_INTERRUPTED : SW_SWEEP_FINISHED,
         interrupted ? 0 : now_wall(e));
-    /* nothing ran: every submit was refused (an sbatch error, a request
-     * the cluster cannot meet); the sweep did not do its job */
-    if (!error && !interrupted && e->unstarted_here > 0 && e->started_here == 0)
-        error = sw_error_set(SW_ERROR,
-                             "sweep %s: none of its %zu attempts could "
-                             "start (see the messages above)",
-                             e->sweep.id, e->unstarted_here);
     if (!error && interrupted)
         error = sw_error_set(SW_EINTR,
                              "sweep %s interrupted: `sweep resume %s` "

@@ -607,6 +607,53 @@ static void test_compare_two_sweeps_side_by_side(void **st)
     sw_h_dispose(&h);
 }
 
+/* ---- a sweep none of whose attempts could start ----------------------- */
+
+static void test_no_attempt_could_start_is_a_failure(void **st)
+{
+    sw_h h;
+    char *file, *text, *prog, *err, *id, *cmd;
+
+    (void)st;
+    sw_h_init(&h);
+    prog = sw_aprintf("%s/train.sh", h.dir); /* not there yet */
+    text = sw_aprintf("program: %s\nmethod: grid\nmetric: {name: loss, "
+                      "goal: minimize}\ncommand:\n  - ${program}\n  - "
+                      "${args}\nparameters:\n  x: {values: [1, 2, 3, 4]}\n"
+                      "  steps: {value: 1}\n",
+                      prog);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    stderr_clear(&h);
+    assert_int_equal(sw_h_run(&h, run, NULL), 1);
+    err = stderr_text(&h);
+    assert_non_null(strstr(err, "none of its 4 attempts could start"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    free(err);
+    assert_int_equal(sw_h_count(&h, "select count(*) from sweeps where state "
+                                    "= 'failed'"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts where "
+                                    "outcome = 'not started' and reason like "
+                                    "'cannot start: cannot run %'"),
+                     4);
+    /* fixed, it resumes: the failed runs go again */
+    cmd = sw_aprintf("cp '%s' '%s' && chmod +x '%s'", sw_h_toy(), prog, prog);
+    assert_int_equal(system(cmd), 0);
+    id = query1(&h, "select id from sweeps");
+    const char *resume[] = {"resume", id, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished'"),
+                     4);
+    free(id);
+    free(cmd);
+    free(file);
+    free(text);
+    free(prog);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_rm_removes_rows_and_folders),
         cmocka_unit_test(test_tag_and_note_are_stored_and_shown),
         cmocka_unit_test(test_compare_two_sweeps_side_by_side),
+        cmocka_unit_test(test_no_attempt_could_start_is_a_failure),
     };
 
     setenv("SWEEP_GIT", "off", 1);
