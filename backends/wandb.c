@@ -143,6 +143,12 @@ char *sw_wandb_sweep_url(const sw_wandb *w, const char *sweep_id)
     return sw_aprintf("%s/%s/sweeps/%s", w->base, w->path, sweep_id);
 }
 
+void sw_wandb_dry_totals(const sw_wandb *w, int64_t *bytes, int64_t *files)
+{
+    *bytes = w->bytes;
+    *files = w->files;
+}
+
 int64_t sw_wandb_requests(const sw_wandb *w)
 {
     return w->http ? sw_wandb__http_count(w->http) : w->printed;
@@ -205,6 +211,8 @@ static void print_request(sw_wandb *w, const sw_wandb__req *r)
     fwrite(b.ptr, 1, b.len, w->dry);
     sw_buf_dispose(&b);
     w->printed++;
+    w->bytes += (int64_t)r->len;
+    w->files += strcmp(r->method, "PUT") == 0;
 }
 
 int sw_wandb__send(sw_wandb *w, const sw_wandb__req *r, sw_buf *answer)

@@ -65,6 +65,9 @@ char *sw_wandb_sweep_url(const sw_wandb *w, const char *sweep_id);
 /* HTTP requests made so far, retries included (printed ones in a dry
  * run). */
 int64_t sw_wandb_requests(const sw_wandb *w);
+/* In a dry run, the bytes of the request bodies printed so far, and how
+ * many of the requests were file uploads; zeros otherwise. */
+void sw_wandb_dry_totals(const sw_wandb *w, int64_t *bytes, int64_t *files);
 
 /* W&B's run id for our run `run_id`: 8 characters of [a-z0-9], the same
  * every time, so a second export updates the same run. `out` holds 9. */

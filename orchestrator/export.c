@@ -361,6 +361,7 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->rec.run_id = sw_strdup(r->id);
         sw_wandb_run_name(name, r->id);
         x->rec.remote_id = sw_strdup(name);
+        x->stats->new_runs++;
         error = SW_OK;
     }
     if (error == SW_OK)
@@ -430,6 +431,7 @@ static int open_sweep(exporter *x, const sw_sweep_rec *s)
         rec.remote_id = rec.remote_node = rec.state = NULL;
     }
     if (error == SW_OK && !rec.remote_id) {
+        x->stats->new_sweep = true;
         error = sw_wandb_upsert_sweep(x->w, NULL, s->config,
                                       s->name ? s->name : s->id, NULL,
                                       &rec.remote_id, &rec.remote_node);
@@ -513,8 +515,9 @@ static int check_asked(const sw_export_opts *o, const sw_sweep_rec *s,
 /* ---- the whole export -------------------------------------------------- */
 
 /* The entity and project: the options, else the sweep file's, else
- * WANDB_ENTITY and WANDB_PROJECT. */
-static int destination(sw_wandb_opts *w, const sw_spec *spec)
+ * WANDB_ENTITY and WANDB_PROJECT; a dry run, which sends nothing, says
+ * ENTITY and PROJECT for those it was not given. */
+static int destination(sw_wandb_opts *w, const sw_spec *spec, bool *stand_in)
 {
     const char *e = getenv("WANDB_ENTITY"), *p = getenv("WANDB_PROJECT");
 
@@ -522,6 +525,11 @@ static int destination(sw_wandb_opts *w, const sw_spec *spec)
         w->entity = spec && spec->entity ? spec->entity : e && *e ? e : NULL;
     if (!w->project)
         w->project = spec && spec->project ? spec->project : p && *p ? p : NULL;
+    *stand_in = w->dry_run && (!w->entity || !w->project);
+    if (w->dry_run && !w->entity)
+        w->entity = "ENTITY";
+    if (w->dry_run && !w->project)
+        w->project = "PROJECT";
     if (!w->entity || !w->project)
         return sw_error_set(
             SW_EUSAGE,
@@ -567,7 +575,7 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
     size_t n = 0;
     int error;
 
-    if ((error = destination(&wo, spec)) < 0 ||
+    if ((error = destination(&wo, spec, &x->stats->placeholder)) < 0 ||
         (error = sw_store_list_runs(x->st, s->id, &runs, &n)) < 0 ||
         (error = check_asked(x->o, s, runs, n)) < 0 ||
         (error = sw_wandb_open(&x->w, &wo)) < 0)
@@ -585,6 +593,9 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
         x->remote ? sw_wandb_sweep_url(x->w, x->remote) : NULL;
 done:
     x->stats->requests = x->w ? sw_wandb_requests(x->w) : 0;
+    if (x->w)
+        sw_wandb_dry_totals(x->w, &x->stats->bytes, &x->stats->files);
+    x->stats->dest = x->dest ? sw_strdup(x->dest) : NULL;
     for (size_t i = 0; i < n; i++)
         sw_run_rec_dispose(&runs[i]);
     free(runs);
@@ -628,5 +639,6 @@ void sw_export_stats_dispose(sw_export_stats *stats)
         return;
     free(stats->sweep_url);
     free(stats->remote_id);
+    free(stats->dest);
     memset(stats, 0, sizeof(*stats));
 }

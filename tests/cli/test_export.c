@@ -484,7 +484,7 @@ static void test_dry_run_sends_and_records_nothing(void **state)
 {
     fixture *f = *state;
     char *sweep = make_sweep(f, 2, 10), *out = NULL, *line, *nl;
-    const char *dry[] = {"--dry-run", NULL};
+    const char *dry[] = {"--dry-run", "--verbose", NULL};
     sw_value *v;
     int lines = 0;
 
@@ -508,6 +508,42 @@ static void test_dry_run_sends_and_records_nothing(void **state)
     assert_int_equal(log_lines(f), 0);
     assert_int_equal(sw_h_count(&f->h, "select count(*) from exports"), 0);
     free(out);
+    free(sweep);
+}
+
+/* A dry run for people: a summary, no wire traffic, no --entity needed,
+ * nothing sent or recorded; after a real export, it has nothing new. */
+static void test_dry_run_summary(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 2, 10), *out = NULL;
+    const char *args[] = {"export", "wandb", sweep, "--dry-run", NULL};
+
+    start_server(f, NULL);
+    assert_int_equal(sw_h_run(&f->h, args, &out), 0);
+    assert_null(strstr(out, "\"method\""));
+    assert_non_null(strstr(out, "dry run: nothing sent, nothing recorded"));
+    assert_non_null(strstr(out, "/ENTITY/PROJECT (ENTITY, PROJECT: not given"));
+    assert_non_null(strstr(out, "a new W&B sweep"));
+    assert_non_null(strstr(out, "2 of 2 with something to send: 2 new W&B "
+                                "runs, 0 updated"));
+    assert_non_null(strstr(out, "history      20 rows"));
+    assert_non_null(strstr(out, "files        2 "));
+    assert_non_null(strstr(out, "requests     10, "));
+    free(out);
+    assert_int_equal(log_lines(f), 0);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from exports"), 0);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    const char *again[] = {"export",    "wandb", sweep,       "--entity", "ent",
+                           "--project", "proj",  "--dry-run", NULL};
+    assert_int_equal(sw_h_run(&f->h, again, &out), 0);
+    assert_non_null(strstr(out, "the W&B sweep an earlier export made"));
+    assert_non_null(strstr(out, "0 of 2 with something to send"));
+    assert_non_null(strstr(out, "history      0 rows"));
+    free(out);
+    const char *verbose[] = {"export", "wandb", sweep, "--verbose", NULL};
+    assert_int_equal(sw_h_run(&f->h, verbose, NULL), 2);
     free(sweep);
 }
 
@@ -672,6 +708,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_records_nothing,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_and_patch_uploaded, setup,
