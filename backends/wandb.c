@@ -518,6 +518,49 @@ static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
     return error;
 }
 
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+
+    return slash ? slash + 1 : s;
+}
+
+/* How many of the words of the command line `argv` (a JSON array) come
+ * before the trainer's own arguments: W&B's `args` is sys.argv[1:] of
+ * the script, so for W&B's default command, `/usr/bin/env python
+ * train.py --a=1`, it is ["--a=1"]. The words up to the program (the
+ * sweep's `program`, as ${program} put it) when it is one of them; else
+ * an `env` with its NAME=VALUE words, then an interpreter (python*, or
+ * any word after env) with its options and its script (or -m MODULE);
+ * else the first word alone. */
+static int script_words(const cJSON *argv, const char *program)
+{
+    int n = cJSON_GetArraySize(argv), i = 0;
+    const char *w;
+
+    for (int k = 0; program && k < n; k++) {
+        w = cJSON_GetArrayItem(argv, k)->valuestring;
+        if (w && (strcmp(w, program) == 0 ||
+                  strcmp(base_name(w), base_name(program)) == 0))
+            return k + 1;
+    }
+    w = cJSON_GetArrayItem(argv, 0)->valuestring;
+    if (!w || strcmp(base_name(w), "env") != 0)
+        return strncmp(w ? base_name(w) : "", "python", 6) == 0 && n > 1 ? 2
+                                                                         : 1;
+    for (i = 1; i < n && (w = cJSON_GetArrayItem(argv, i)->valuestring) &&
+                (strchr(w, '=') || w[0] == '-');
+         i++) /* env's NAME=VALUE and options */
+        ;
+    for (i++; i < n && (w = cJSON_GetArrayItem(argv, i)->valuestring) &&
+              w[0] == '-' && strcmp(w, "-m") != 0;
+         i++) /* the interpreter's options */
+        ;
+    if (i < n && strcmp(cJSON_GetArrayItem(argv, i)->valuestring, "-m") == 0)
+        i++;
+    return i + 1 <= n ? i + 1 : n;
+}
+
 /* wandb-metadata.json, as W&B's clients write it: what its Overview
  * shows (program, arguments, host, start, git remote and commit). */
 static char *metadata(const sw_wandb_run *run)
@@ -530,7 +573,8 @@ static char *metadata(const sw_wandb_run *run)
     if (run->program)
         cJSON_AddStringToObject(m, "program", run->program);
     if (cJSON_IsArray(args) && cJSON_GetArraySize(args) > 0) {
-        cJSON_DeleteItemFromArray(args, 0); /* the program itself */
+        for (int n = script_words(args, run->program); n > 0; n--)
+            cJSON_DeleteItemFromArray(args, 0);
         cJSON_AddItemToObject(m, "args", args);
     } else {
         cJSON_Delete(args);

@@ -547,6 +547,54 @@ static void test_dry_run_summary(void **state)
     free(sweep);
 }
 
+/* wandb-metadata.json's `args` is what follows the script, as the SDK
+ * writes it (sys.argv[1:] of the program): with W&B's default command,
+ * `${env} ${interpreter} ${program} ${args}` (`/usr/bin/env sh train.sh
+ * --steps=5 --x=0` here), the trainer's own arguments alone. */
+static void test_metadata_args_follow_the_script(void **state)
+{
+    fixture *f = *state;
+    char *train = sw_h_file(&f->h, "train.sh", trainer), *file, *out = NULL;
+    char *cwd = getcwd(NULL, 0), *id;
+    const sw_value *args;
+    sw_value *rep;
+
+    chmod(train, 0755);
+    file = sw_h_file(&f->h, "default.yaml",
+                     "program: train.sh\nmethod: grid\nmetric: {name: loss, "
+                     "goal: minimize}\nparameters:\n  x: {values: [0]}\n"
+                     "  steps: {value: 5}\n");
+    setenv("SWEEP_INTERPRETER", "sh", 1);
+    assert_int_equal(chdir(f->h.dir), 0); /* the program is relative */
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&f->h, run, NULL), 0);
+    assert_int_equal(chdir(cwd), 0);
+    unsetenv("SWEEP_INTERPRETER");
+    const char *q[] = {"query", "select id from sweeps", "--csv", NULL};
+    assert_int_equal(sw_h_run(&f->h, q, &out), 0);
+    id = sw_strndup(strchr(out, '\n') + 1, 8);
+    free(out);
+    start_server(f, NULL);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    args = at(at(sw_value_map_get(rep, "runs")->u.map.vals[0], "metadata"),
+              "args");
+    assert_int_equal(args->u.list.len, 2);
+    assert_string_equal(args->u.list.items[0]->u.s, "--steps=5");
+    assert_string_equal(args->u.list.items[1]->u.s, "--x=0");
+    assert_string_equal(
+        str(at(sw_value_map_get(rep, "runs")->u.map.vals[0], "metadata"),
+            "program"),
+        "train.sh");
+    sw_value_free(rep);
+    free(id);
+    free(cwd);
+    free(file);
+    free(train);
+}
+
 static void test_key_from_netrc_and_one_run(void **state)
 {
     fixture *f = *state;
@@ -709,6 +757,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_records_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_args_follow_the_script,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_and_patch_uploaded, setup,
