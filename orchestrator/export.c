@@ -235,7 +235,11 @@ static const char *str_member(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
-/* How W&B shows our run states: its end, exit code and a tag. */
+/* How W&B shows our run states: its end, exit code and a tag. A stopped
+ * run ends as W&B's agent ends the runs it stops, by SIGTERM (then
+ * SIGKILL): with the exit status a signal gives, 128 + N (143 after
+ * SIGTERM, also for a trainer that exited 0 once told to stop), or its
+ * own non-zero exit. */
 static void end_of(const sw_run_rec *r, sw_wandb_run *run)
 {
     run->ended = r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
@@ -243,6 +247,10 @@ static void end_of(const sw_run_rec *r, sw_wandb_run *run)
     run->exit_code = 0;
     if (r->state == SW_RUN_FAILED || r->state == SW_RUN_CANCELED)
         run->exit_code = r->has_exit && r->exit_code != 0 ? r->exit_code : 1;
+    if (r->state == SW_RUN_STOPPED)
+        run->exit_code = r->signal                          ? 128 + r->signal
+                         : r->has_exit && r->exit_code != 0 ? r->exit_code
+                                                            : 128 + 15;
     if (r->state == SW_RUN_STOPPED || r->state == SW_RUN_CANCELED)
         run->tag = sw_run_state_name(r->state);
 }

@@ -595,6 +595,60 @@ static void test_metadata_args_follow_the_script(void **state)
     free(train);
 }
 
+static const sw_value *run_named(const sw_value *rep, const char *id);
+
+/* A run stopped early ends in W&B as W&B's agent ends the runs it stops:
+ * by SIGTERM (the agent's proc.terminate()), so with a non-zero exit
+ * code, 143 here, and our tag `stopped`; the others finish with 0. */
+static void test_stopped_run_ends_as_wandb_stops_one(void **state)
+{
+    fixture *f = *state;
+    char *text = sw_aprintf("program: %s\nmethod: grid\nmetric: {name: loss, "
+                            "goal: minimize}\ncommand: [\"${program}\", "
+                            "\"${args}\"]\nparallel: 2\nparameters:\n  x: "
+                            "{values: [1, 2]}\n  steps: {value: 300}\n  sleep: "
+                            "{value: 0.01}\n",
+                            sw_h_toy());
+    char *file = sw_h_file(&f->h, "stop.yaml", text), *out = NULL, *id, *r1;
+    const sw_value *run;
+    sw_value *rep;
+    pid_t pid;
+
+    const char *args[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&f->h, args);
+    for (int i = 0; i < 1000 && sw_h_count(&f->h, "select count(*) from runs "
+                                                  "where idx = 0 and state = "
+                                                  "'running' and value is "
+                                                  "not null") < 1;
+         i++)
+        msleep(20);
+    const char *q[] = {"query", "select id from sweeps", "--csv", NULL};
+    assert_int_equal(sw_h_run(&f->h, q, &out), 0);
+    id = sw_strndup(strchr(out, '\n') + 1, 8);
+    free(out);
+    r1 = sw_aprintf("%s-1", id);
+    const char *stop[] = {"stop", r1, NULL};
+    assert_int_equal(sw_h_run(&f->h, stop, NULL), 0);
+    assert_int_equal(sw_h_wait(pid, 120), 0);
+    start_server(f, NULL);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    run = run_named(rep, r1);
+    assert_true(num(run, "complete"));
+    assert_int_equal(num(run, "exitcode"), 143);
+    assert_string_equal(at(run, "tags")->u.list.items[0]->u.s, "stopped");
+    free(r1);
+    r1 = sw_aprintf("%s-2", id);
+    assert_int_equal(num(run_named(rep, r1), "exitcode"), 0);
+    sw_value_free(rep);
+    free(r1);
+    free(id);
+    free(file);
+    free(text);
+}
+
 static void test_key_from_netrc_and_one_run(void **state)
 {
     fixture *f = *state;
@@ -757,6 +811,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_records_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_stopped_run_ends_as_wandb_stops_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_args_follow_the_script,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
