@@ -114,3 +114,10 @@ add_dependencies(test_cli_verbs sweep)
 add_test(NAME cli.verbs COMMAND test_cli_verbs)
 set_tests_properties(cli.verbs PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# `cmake --install` to a temporary prefix: `sweep` on PATH from another
+# folder, its manual page rendered by `man -l`, its bash completion.
+add_test(NAME cli.install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_install.sh
+  ${CMAKE_BINARY_DIR})
+set_tests_properties(cli.install PROPERTIES LABELS cli TIMEOUT 120
+  ENVIRONMENT "CMAKE_COMMAND=${CMAKE_COMMAND}")
