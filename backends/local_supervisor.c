@@ -539,9 +539,12 @@ static int fill_pid_file(int dirfd, int fd, pid_t pid, uint64_t *start)
                : 0;
 }
 
-/* The program of a trial could not be executed: nothing ran. Its end is
- * recorded first, then a pid file with group 0 in place of the first. */
-static void not_run(supervisor *s, const request *r, int dirfd, int lockfd)
+/* The program of a trial could not be executed (errno `e`): nothing ran.
+ * Its end is recorded first, then a pid file with group 0 in place of the
+ * first, so a `sweep resume` that finds the attempt reads it as exit 127;
+ * the launch itself is answered as failed, with why. */
+static void not_run(supervisor *s, const request *r, int dirfd, int lockfd,
+                    int e)
 {
     char line[64];
 
@@ -550,8 +553,8 @@ static void not_run(supervisor *s, const request *r, int dirfd, int lockfd)
         sw_local__put_file(dirfd, "pid", line, false) < 0)
         fail(s, sw_error_io_code(errno), "cannot write in '%s': %s", r->dir,
              strerror(errno));
-    else
-        reply(s, SW_OK, 0, 0, NULL);
+    else /* never ran: a launch that failed, not a trial that exited */
+        fail(s, SW_ERROR, "cannot run '%s': %s", r->argv[0], strerror(e));
     close(lockfd);
 }
 
@@ -573,7 +576,7 @@ static void abandon(supervisor *s, const request *r, int dirfd, pid_t pid,
  * forked held at its gate, the pid file written, then the gate opened. */
 static void launch(supervisor *s, request *r)
 {
-    int dirfd, fds[4] = {-1, -1, -1, -1}, gate, report, done = -1;
+    int dirfd, fds[4] = {-1, -1, -1, -1}, gate, report, done = -1, e;
     char tag[64];
     uint64_t start = 0;
     pid_t pid = 0;
@@ -599,8 +602,8 @@ static void launch(supervisor *s, request *r)
         goto done;
     }
     flock(dirfd, LOCK_UN); /* the pid file says the rest */
-    if (open_gate(pid, gate, report) != 0) {
-        not_run(s, r, dirfd, fds[3]);
+    if ((e = open_gate(pid, gate, report)) != 0) {
+        not_run(s, r, dirfd, fds[3], e);
         fds[3] = -1;
         goto done;
     }

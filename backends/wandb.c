@@ -143,6 +143,12 @@ char *sw_wandb_sweep_url(const sw_wandb *w, const char *sweep_id)
     return sw_aprintf("%s/%s/sweeps/%s", w->base, w->path, sweep_id);
 }
 
+void sw_wandb_dry_totals(const sw_wandb *w, int64_t *bytes, int64_t *files)
+{
+    *bytes = w->bytes;
+    *files = w->files;
+}
+
 int64_t sw_wandb_requests(const sw_wandb *w)
 {
     return w->http ? sw_wandb__http_count(w->http) : w->printed;
@@ -205,6 +211,8 @@ static void print_request(sw_wandb *w, const sw_wandb__req *r)
     fwrite(b.ptr, 1, b.len, w->dry);
     sw_buf_dispose(&b);
     w->printed++;
+    w->bytes += (int64_t)r->len;
+    w->files += strcmp(r->method, "PUT") == 0;
 }
 
 int sw_wandb__send(sw_wandb *w, const sw_wandb__req *r, sw_buf *answer)
@@ -480,7 +488,10 @@ static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
     add_str(vars, "sweep", run->sweep);
     if (run->tag)
         cJSON_AddItemToArray(tags, cJSON_CreateString(run->tag));
+    for (size_t i = 0; i < run->n_tags; i++)
+        cJSON_AddItemToArray(tags, cJSON_CreateString(run->tags[i]));
     cJSON_AddItemToObject(vars, "tags", tags);
+    add_str(vars, "notes", run->notes);
     free(config);
     return vars;
 }
@@ -507,6 +518,49 @@ static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
     return error;
 }
 
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+
+    return slash ? slash + 1 : s;
+}
+
+/* How many of the words of the command line `argv` (a JSON array) come
+ * before the trainer's own arguments: W&B's `args` is sys.argv[1:] of
+ * the script, so for W&B's default command, `/usr/bin/env python
+ * train.py --a=1`, it is ["--a=1"]. The words up to the program (the
+ * sweep's `program`, as ${program} put it) when it is one of them; else
+ * an `env` with its NAME=VALUE words, then an interpreter (python*, or
+ * any word after env) with its options and its script (or -m MODULE);
+ * else the first word alone. */
+static int script_words(const cJSON *argv, const char *program)
+{
+    int n = cJSON_GetArraySize(argv), i = 0;
+    const char *w;
+
+    for (int k = 0; program && k < n; k++) {
+        w = cJSON_GetArrayItem(argv, k)->valuestring;
+        if (w && (strcmp(w, program) == 0 ||
+                  strcmp(base_name(w), base_name(program)) == 0))
+            return k + 1;
+    }
+    w = cJSON_GetArrayItem(argv, 0)->valuestring;
+    if (!w || strcmp(base_name(w), "env") != 0)
+        return strncmp(w ? base_name(w) : "", "python", 6) == 0 && n > 1 ? 2
+                                                                         : 1;
+    for (i = 1; i < n && (w = cJSON_GetArrayItem(argv, i)->valuestring) &&
+                (strchr(w, '=') || w[0] == '-');
+         i++) /* env's NAME=VALUE and options */
+        ;
+    for (i++; i < n && (w = cJSON_GetArrayItem(argv, i)->valuestring) &&
+              w[0] == '-' && strcmp(w, "-m") != 0;
+         i++) /* the interpreter's options */
+        ;
+    if (i < n && strcmp(cJSON_GetArrayItem(argv, i)->valuestring, "-m") == 0)
+        i++;
+    return i + 1 <= n ? i + 1 : n;
+}
+
 /* wandb-metadata.json, as W&B's clients write it: what its Overview
  * shows (program, arguments, host, start, git remote and commit). */
 static char *metadata(const sw_wandb_run *run)
@@ -519,7 +573,8 @@ static char *metadata(const sw_wandb_run *run)
     if (run->program)
         cJSON_AddStringToObject(m, "program", run->program);
     if (cJSON_IsArray(args) && cJSON_GetArraySize(args) > 0) {
-        cJSON_DeleteItemFromArray(args, 0); /* the program itself */
+        for (int n = script_words(args, run->program); n > 0; n--)
+            cJSON_DeleteItemFromArray(args, 0);
         cJSON_AddItemToObject(m, "args", args);
     } else {
         cJSON_Delete(args);
@@ -641,7 +696,7 @@ bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark)
     return mark->history >= (int64_t)run->n_rows &&
            mark->summary == (int64_t)run->n_rows &&
            (!run->ended || mark->ended) && (!run->patch || mark->patch) &&
-           mark->meta;
+           mark->meta && mark->labels;
 }
 
 int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
@@ -659,6 +714,11 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
     sw_wandb_run_name(name, run->id);
     if ((error = upsert_run(w, run, name, &lines)) < 0)
         goto done;
+    if (!mark->labels) { /* the upsert carried them */
+        mark->labels = true;
+        if (fn && (error = fn(ctx, mark)) != 0)
+            goto done;
+    }
     if (lines > mark->history) {
         /* W&B took lines we had not recorded: never send them again */
         mark->history =

@@ -65,6 +65,9 @@ char *sw_wandb_sweep_url(const sw_wandb *w, const char *sweep_id);
 /* HTTP requests made so far, retries included (printed ones in a dry
  * run). */
 int64_t sw_wandb_requests(const sw_wandb *w);
+/* In a dry run, the bytes of the request bodies printed so far, and how
+ * many of the requests were file uploads; zeros otherwise. */
+void sw_wandb_dry_totals(const sw_wandb *w, int64_t *bytes, int64_t *files);
 
 /* W&B's run id for our run `run_id`: 8 characters of [a-z0-9], the same
  * every time, so a second export updates the same run. `out` holds 9. */
@@ -96,17 +99,20 @@ typedef struct {
 
 /* A run, as plain data; every string may be NULL unless said. */
 typedef struct {
-    const char *id;           /* ours, required: shown as the run's name */
-    const char *sweep;        /* W&B's sweep id */
-    const char *group;        /* W&B's group */
-    const char *params;       /* JSON object, required */
-    const char *commit;       /* the git commit it ran */
-    const char *repo;         /* the remote's URL, credentials removed */
-    const char *program;      /* the trial's program */
-    const char *host;         /* where it ran */
-    const char *patch;        /* path of its diff.patch */
-    const char *argv;         /* JSON array: its command line */
-    const char *tag;          /* one tag: its run state, as the store has it */
+    const char *id;      /* ours, required: shown as the run's name */
+    const char *sweep;   /* W&B's sweep id */
+    const char *group;   /* W&B's group */
+    const char *params;  /* JSON object, required */
+    const char *commit;  /* the git commit it ran */
+    const char *repo;    /* the remote's URL, credentials removed */
+    const char *program; /* the trial's program */
+    const char *host;    /* where it ran */
+    const char *patch;   /* path of its diff.patch */
+    const char *argv;    /* JSON array: its command line */
+    const char *tag;     /* one tag: its run state, as the store has it */
+    char *const *tags;   /* the run's own tags (`sweep tag`), n_tags */
+    size_t n_tags;
+    const char *notes;        /* its note (`sweep note`) */
     double started_at;        /* unix seconds: _runtime counts from it */
     bool ended;               /* false: still running, sent as running */
     int exit_code;            /* when ended */
@@ -127,6 +133,7 @@ typedef struct {
     bool meta;         /* wandb-metadata.json was uploaded */
     int64_t requests;  /* made for this run by this export */
     int64_t rows_sent; /* history lines sent by this export */
+    bool labels;       /* the run's tags and notes were sent as they are */
 } sw_wandb_mark;
 
 /* Called after each accepted request with the run's new mark; a non-zero

@@ -54,6 +54,8 @@ struct sw_wandb {
     sw_wandb_http *http; /* NULL in a dry run */
     size_t max_request;
     int64_t printed; /* requests printed in a dry run */
+    int64_t bytes;   /* their bodies' bytes */
+    int64_t files;   /* of them, file uploads (PUT) */
 };
 
 /* Sends `r` (or prints it, in a dry run, as a JSON line with the key

@@ -144,8 +144,29 @@ static double runtime_of(const sw_wandb_run *run, double t)
     return run->started_at > 0 && t > run->started_at ? t - run->started_at : 0;
 }
 
-/* History line `i` of `run` as a JSON object. */
-static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i)
+/* Each history line's _step: the trainer's own step when it reported
+ * one (as wandb.log(step=s) sets _step = s), else the line before's + 1
+ * (0 for the first); a step that does not go up (W&B drops a line whose
+ * _step is not above the last) is the line before's + 1 too. Lines only
+ * grow at the end, so a line keeps its _step on every export. The caller
+ * frees the array. */
+static int64_t *steps_of(const sw_wandb_run *run)
+{
+    int64_t *steps = sw_calloc(run->n_rows ? run->n_rows : 1, sizeof(int64_t));
+    int64_t last = -1;
+
+    for (size_t i = 0; i < run->n_rows; i++) {
+        int64_t s = run->rows[i].step;
+
+        last = s > last ? s : last + 1;
+        steps[i] = last;
+    }
+    return steps;
+}
+
+/* History line `i` of `run` as a JSON object; its _step is steps[i]. */
+static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i,
+                    const int64_t *steps)
 {
     const sw_wandb_row *r = &run->rows[i];
     bool first = true;
@@ -164,7 +185,7 @@ static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i)
         first = false;
     }
     put_key(b, "_step", first);
-    put_int(b, (int64_t)i);
+    put_int(b, steps[i]);
     sw_buf_puts(b, ", \"_runtime\": ");
     put_seconds(b, runtime_of(run, r->time));
     sw_buf_puts(b, ", \"_timestamp\": ");
@@ -174,7 +195,8 @@ static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i)
 
 /* The summary: each metric's last value, then _step, _runtime and
  * _timestamp of the last line. */
-static void put_summary(sw_buf *b, const sw_wandb_run *run)
+static void put_summary(sw_buf *b, const sw_wandb_run *run,
+                        const int64_t *steps)
 {
     const sw_wandb_row *last = run->n_rows ? &run->rows[run->n_rows - 1] : NULL;
     bool first = true;
@@ -189,7 +211,7 @@ static void put_summary(sw_buf *b, const sw_wandb_run *run)
     }
     if (last) {
         put_key(b, "_step", first);
-        put_int(b, (int64_t)run->n_rows - 1);
+        put_int(b, steps[run->n_rows - 1]);
         sw_buf_puts(b, ", \"_runtime\": ");
         put_seconds(b, runtime_of(run, last->time));
         sw_buf_puts(b, ", \"_timestamp\": ");
@@ -203,11 +225,11 @@ static void put_summary(sw_buf *b, const sw_wandb_run *run)
  * "files" (the caller closes "files" before it when there is no
  * history). */
 static void put_tail(sw_buf *b, const sw_wandb_run *run, unsigned uploaded,
-                     bool after_history)
+                     bool after_history, const int64_t *steps)
 {
     sw_buf summary = SW_BUF_INIT;
 
-    put_summary(&summary, run);
+    put_summary(&summary, run, steps);
     sw_buf_printf(b, "%s\"wandb-summary.json\": {\"offset\": 0, \"content\": [",
                   after_history ? ", " : "");
     sw_wandb__json_str(b, summary.ptr, summary.len);
@@ -228,7 +250,7 @@ static void put_tail(sw_buf *b, const sw_wandb_run *run, unsigned uploaded,
 /* Fills `body` with lines from *next on, as many as fit beside a tail of
  * `tail_len` bytes; advances *next. */
 static int fill(sw_wandb *w, const sw_wandb_run *run, sw_buf *body,
-                size_t *next, size_t tail_len)
+                size_t *next, size_t tail_len, const int64_t *steps)
 {
     sw_buf row = SW_BUF_INIT;
     size_t first = *next, mark;
@@ -240,7 +262,7 @@ static int fill(sw_wandb *w, const sw_wandb_run *run, sw_buf *body,
                   first);
     while (*next < run->n_rows) {
         row.len = 0;
-        put_row(&row, run, *next);
+        put_row(&row, run, *next, steps);
         mark = body->len;
         if (*next > first)
             sw_buf_put(body, ", ", 2);
@@ -282,14 +304,15 @@ int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
         sw_aprintf("%s/files/%s/%s/file_stream", w->base, w->path, name);
     sw_buf body = SW_BUF_INIT, tail = SW_BUF_INIT;
     size_t next = (size_t)mark->history;
+    int64_t *steps = steps_of(run);
     bool last = false;
     int error = SW_OK;
 
-    put_tail(&tail, run, uploaded, true);
+    put_tail(&tail, run, uploaded, true, steps);
     while (!last && error == SW_OK) {
         body.len = 0;
         if (next < run->n_rows) {
-            if ((error = fill(w, run, &body, &next, tail.len)) < 0)
+            if ((error = fill(w, run, &body, &next, tail.len, steps)) < 0)
                 break;
             last = next == run->n_rows;
             if (last)
@@ -298,7 +321,7 @@ int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
                 sw_buf_puts(&body, "}}");
         } else {
             sw_buf_puts(&body, "{\"files\": {");
-            put_tail(&body, run, uploaded, false);
+            put_tail(&body, run, uploaded, false, steps);
             last = true;
         }
         if ((error = post(w, url, &body)) < 0)
@@ -316,6 +339,7 @@ int sw_wandb__stream(sw_wandb *w, const sw_wandb_run *run, const char *name,
     }
     sw_buf_dispose(&tail);
     sw_buf_dispose(&body);
+    free(steps);
     free(url);
     return error;
 }

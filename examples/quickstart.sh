@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs what is needed (build tools, libraries, PyTorch and scikit-learn
-# from Debian), builds sweep, and runs a real sweep: a small MLP on the
-# digits data set, 8 random trials two at a time; then shows the best runs.
+# from Debian), builds sweep and installs it (in $SWEEP_PREFIX, default
+# ~/.local: bin/sweep, its manual page and bash completion), and runs a
+# real sweep: a small MLP on the digits data set, 8 random trials two at
+# a time; then shows the best runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps --examples
 cmake --preset release >/dev/null
 cmake --build --preset release
+prefix="${SWEEP_PREFIX:-$HOME/.local}"
+cmake --install build/release --prefix "$prefix" >/dev/null
+export PATH="$prefix/bin:$PATH"
+echo "quickstart: installed $prefix/bin/sweep (man sweep; bash completion)"
 export SWEEP_HOME="${SWEEP_HOME:-$PWD/.sweep}"
 # The trainer needs the PyTorch and scikit-learn just installed, which are
 # Debian's: when the `python` first on PATH (pyenv, conda, a venv) lacks
@@ -18,7 +24,7 @@ if [ -z "${SWEEP_INTERPRETER:-}" ]; then
     echo "quickstart: $py has no torch/sklearn: trials use /usr/bin/python3"
   fi
 fi
-sweep=./build/release/orchestrator/sweep
+sweep=sweep
 $sweep validate examples/sweeps/mlp-random.yaml
 $sweep run examples/sweeps/mlp-random.yaml
 $sweep best --top 3

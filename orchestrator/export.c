@@ -201,6 +201,7 @@ typedef struct {
     sw_export_stats *stats;
     sw_export_rec rec;     /* the run being exported */
     const char *end_state; /* its state, when it has ended */
+    char *labels;          /* its tags and note as JSON, to record once sent */
     int64_t run_rows;      /* of the run being exported, sent so far */
     double last_draw;
     size_t done, total;
@@ -234,7 +235,11 @@ static const char *str_member(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
-/* How W&B shows our run states: its end, exit code and a tag. */
+/* How W&B shows our run states: its end, exit code and a tag. A stopped
+ * run ends as W&B's agent ends the runs it stops, by SIGTERM (then
+ * SIGKILL): with the exit status a signal gives, 128 + N (143 after
+ * SIGTERM, also for a trainer that exited 0 once told to stop), or its
+ * own non-zero exit. */
 static void end_of(const sw_run_rec *r, sw_wandb_run *run)
 {
     run->ended = r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
@@ -242,6 +247,10 @@ static void end_of(const sw_run_rec *r, sw_wandb_run *run)
     run->exit_code = 0;
     if (r->state == SW_RUN_FAILED || r->state == SW_RUN_CANCELED)
         run->exit_code = r->has_exit && r->exit_code != 0 ? r->exit_code : 1;
+    if (r->state == SW_RUN_STOPPED)
+        run->exit_code = r->signal                          ? 128 + r->signal
+                         : r->has_exit && r->exit_code != 0 ? r->exit_code
+                                                            : 128 + 15;
     if (r->state == SW_RUN_STOPPED || r->state == SW_RUN_CANCELED)
         run->tag = sw_run_state_name(r->state);
 }
@@ -272,11 +281,31 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
     run->n_summary = h->n_summary;
 }
 
-/* What earlier exports sent of the run, as the exporter's mark. */
-static sw_wandb_mark mark_of(const sw_export_rec *rec, const sw_run_rec *r)
+/* The run's tags and note as one JSON text: what an export records as
+ * sent, to send them again when they change (the caller frees). */
+static char *labels_json(const sw_labels *l)
 {
-    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
+    sw_value *v = sw_value_map(), *tags = sw_value_list();
+    sw_buf b = SW_BUF_INIT;
 
+    for (size_t i = 0; i < l->n_tags; i++)
+        sw_value_list_push(tags, sw_value_str(l->tags[i]));
+    sw_value_map_set(v, "tags", tags);
+    sw_value_map_set(v, "notes",
+                     l->note ? sw_value_str(l->note) : sw_value_null());
+    sw_value_write_json(&b, v, false);
+    sw_value_free(v);
+    return sw_buf_detach(&b);
+}
+
+/* What earlier exports sent of the run, as the exporter's mark; `labels`
+ * is what its labels are now. */
+static sw_wandb_mark mark_of(const sw_export_rec *rec, const sw_run_rec *r,
+                             const char *labels)
+{
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
+
+    m.labels = rec->labels && strcmp(rec->labels, labels) == 0;
     m.history = rec->history;
     m.summary = rec->summary;
     m.ended =
@@ -304,6 +333,10 @@ static int on_mark(void *ctx, const sw_wandb_mark *m)
                              m->meta && m->patch ? " " : "",
                              m->patch ? "diff.patch" : "")
                 : NULL;
+        if (m->labels && x->labels) {
+            free(rec->labels);
+            rec->labels = sw_strdup(x->labels);
+        }
         if (m->ended && x->end_state) { /* the state whose end was sent */
             free(rec->state);
             rec->state = sw_strdup(x->end_state);
@@ -319,6 +352,7 @@ static int export_run(exporter *x, const sw_run_rec *r)
 {
     history h = {0};
     sw_value *git = NULL;
+    sw_labels labels = {NULL, 0, NULL};
     sw_wandb_run run;
     sw_wandb_mark m;
     char name[9];
@@ -335,15 +369,22 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->rec.run_id = sw_strdup(r->id);
         sw_wandb_run_name(name, r->id);
         x->rec.remote_id = sw_strdup(name);
+        x->stats->new_runs++;
         error = SW_OK;
     }
     if (error == SW_OK)
         error = read_history(x->st, r->id, &h);
+    if (error == SW_OK)
+        error = sw_store_run_labels(x->st, r->id, &labels);
     if (error == SW_OK) {
         run_of(x, r, git, &h, &run);
-        m = mark_of(&x->rec, r);
+        run.tags = labels.tags;
+        run.n_tags = labels.n_tags;
+        run.notes = labels.note;
+        x->labels = labels_json(&labels);
+        m = mark_of(&x->rec, r, x->labels);
         if (x->o->resend)
-            m = (sw_wandb_mark){0, -1, false, false, false, 0, 0};
+            m = (sw_wandb_mark){0, -1, false, false, false, 0, 0, false};
         x->run_rows = 0;
         x->stats->sent += !sw_wandb_run_done(&run, &m);
         x->end_state = run.ended ? sw_run_state_name(r->state) : NULL;
@@ -352,6 +393,9 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->stats->rows += m.rows_sent;
     }
     x->run_rows = 0;
+    free(x->labels);
+    x->labels = NULL;
+    sw_labels_dispose(&labels);
     sw_export_rec_dispose(&x->rec);
     sw_value_free(git);
     history_dispose(&h);
@@ -395,6 +439,7 @@ static int open_sweep(exporter *x, const sw_sweep_rec *s)
         rec.remote_id = rec.remote_node = rec.state = NULL;
     }
     if (error == SW_OK && !rec.remote_id) {
+        x->stats->new_sweep = true;
         error = sw_wandb_upsert_sweep(x->w, NULL, s->config,
                                       s->name ? s->name : s->id, NULL,
                                       &rec.remote_id, &rec.remote_node);
@@ -478,8 +523,9 @@ static int check_asked(const sw_export_opts *o, const sw_sweep_rec *s,
 /* ---- the whole export -------------------------------------------------- */
 
 /* The entity and project: the options, else the sweep file's, else
- * WANDB_ENTITY and WANDB_PROJECT. */
-static int destination(sw_wandb_opts *w, const sw_spec *spec)
+ * WANDB_ENTITY and WANDB_PROJECT; a dry run, which sends nothing, says
+ * ENTITY and PROJECT for those it was not given. */
+static int destination(sw_wandb_opts *w, const sw_spec *spec, bool *stand_in)
 {
     const char *e = getenv("WANDB_ENTITY"), *p = getenv("WANDB_PROJECT");
 
@@ -487,6 +533,11 @@ static int destination(sw_wandb_opts *w, const sw_spec *spec)
         w->entity = spec && spec->entity ? spec->entity : e && *e ? e : NULL;
     if (!w->project)
         w->project = spec && spec->project ? spec->project : p && *p ? p : NULL;
+    *stand_in = w->dry_run && (!w->entity || !w->project);
+    if (w->dry_run && !w->entity)
+        w->entity = "ENTITY";
+    if (w->dry_run && !w->project)
+        w->project = "PROJECT";
     if (!w->entity || !w->project)
         return sw_error_set(
             SW_EUSAGE,
@@ -532,7 +583,7 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
     size_t n = 0;
     int error;
 
-    if ((error = destination(&wo, spec)) < 0 ||
+    if ((error = destination(&wo, spec, &x->stats->placeholder)) < 0 ||
         (error = sw_store_list_runs(x->st, s->id, &runs, &n)) < 0 ||
         (error = check_asked(x->o, s, runs, n)) < 0 ||
         (error = sw_wandb_open(&x->w, &wo)) < 0)
@@ -550,6 +601,9 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
         x->remote ? sw_wandb_sweep_url(x->w, x->remote) : NULL;
 done:
     x->stats->requests = x->w ? sw_wandb_requests(x->w) : 0;
+    if (x->w)
+        sw_wandb_dry_totals(x->w, &x->stats->bytes, &x->stats->files);
+    x->stats->dest = x->dest ? sw_strdup(x->dest) : NULL;
     for (size_t i = 0; i < n; i++)
         sw_run_rec_dispose(&runs[i]);
     free(runs);
@@ -593,5 +647,6 @@ void sw_export_stats_dispose(sw_export_stats *stats)
         return;
     free(stats->sweep_url);
     free(stats->remote_id);
+    free(stats->dest);
     memset(stats, 0, sizeof(*stats));
 }

@@ -17,8 +17,8 @@ typedef struct {
     const char *sweep;       /* id, unique id prefix, or name */
     const char *const *runs; /* only these runs; NULL: all of them */
     size_t n_runs;
-    sw_wandb_opts wandb; /* entity and project required; dry_run: print
-                            only, and record nothing */
+    sw_wandb_opts wandb; /* entity and project required but in a dry run;
+                            dry_run: print only, and record nothing */
     bool progress;       /* redraw a progress line on stderr */
     bool resend;         /* forget what earlier exports recorded: a new
                             W&B sweep, and each run sent again from what
@@ -32,6 +32,14 @@ typedef struct {
     int64_t requests; /* HTTP requests made, retries included */
     char *sweep_url;  /* where to see it (caller frees); NULL: none */
     char *remote_id;  /* W&B's sweep id (caller frees); NULL: none */
+    /* what a dry run found (zeros otherwise) */
+    int64_t new_runs; /* runs no export had sent: W&B runs it would make */
+    bool new_sweep;   /* no export had made the W&B sweep: it would */
+    int64_t bytes;    /* the request bodies' bytes */
+    int64_t files;    /* run files it would upload */
+    char *dest;       /* "BASE/ENTITY/PROJECT" (caller frees); NULL */
+    bool placeholder; /* the entity or project was not given: ENTITY,
+                         PROJECT stand for them */
 } sw_export_stats;
 
 /* Exports the sweep's runs (the writer store `st`) to W&B. Stats are set

@@ -55,7 +55,8 @@
     X(TIMEOUT, "timeout")                                                      \
     X(STOPPED, "stopped early by the stopping rule")                           \
     X(INTERRUPTED, "interrupted") /* Ctrl-C twice */                           \
-    X(TARGET, "target reached")   /* the metric's target */
+    X(TARGET, "target reached")   /* the metric's target */                    \
+    X(BY_HAND, "stopped by hand") /* `sweep stop RUN`: ends `stopped` */
 
 #define SW_VOCAB_ONE_(id, word) +1
 

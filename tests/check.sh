@@ -44,12 +44,14 @@ fuzz fuzz_metrics tests/fuzz/corpus_metrics 10
 echo "== quickstart, with a python on PATH that has no torch"
 decoy=$(mktemp -d)
 home=$(mktemp -d)
+prefix=$(mktemp -d) # where it installs sweep, instead of ~/.local
 printf '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n' >"$decoy/python"
 chmod +x "$decoy/python"
-PATH="$decoy:$PATH" SWEEP_HOME="$home" bash examples/quickstart.sh
-finished=$(SWEEP_HOME="$home" build/release/orchestrator/sweep query --csv \
+PATH="$decoy:$PATH" SWEEP_HOME="$home" SWEEP_PREFIX="$prefix" \
+  bash examples/quickstart.sh
+finished=$(SWEEP_HOME="$home" "$prefix/bin/sweep" query --csv \
   "select count(*) from runs where state = 'finished'" | tail -1)
-rm -rf "$decoy" "$home"
+rm -rf "$decoy" "$home" "$prefix"
 if [ "$finished" != 8 ]; then
   echo "quickstart: $finished of 8 runs finished" >&2
   exit 1

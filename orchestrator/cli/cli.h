@@ -40,6 +40,11 @@ int sw_cmd_gpus(int argc, char **argv);
 int sw_cmd_export(int argc, char **argv);
 int sw_cmd_report(int argc, char **argv);
 int sw_cmd_ui(int argc, char **argv);
+int sw_cmd_stop(int argc, char **argv);
+int sw_cmd_rm(int argc, char **argv);
+int sw_cmd_tag(int argc, char **argv);
+int sw_cmd_note(int argc, char **argv);
+int sw_cmd_compare(int argc, char **argv);
 
 /* Parses the options of a table command (--json, --csv, --help, and
  * --top N when `top` is not NULL). */

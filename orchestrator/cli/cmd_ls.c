@@ -131,17 +131,76 @@ const char *const sw_cli_run_cols[7] = {"run",  "state",   "value", "attempts",
 
 /* The columns of `sweep ls SWEEP`: sweep best's, and while a run's job
  * waits in Slurm's queue, why and for how long ("Resources, 42s"); its
- * state then reads `queued`, for it has not started. */
-static const char *const ls_cols[8] = {"run",  "state",   "value",  "attempts",
-                                       "exit", "seconds", "params", "waiting"};
+ * state then reads `queued`, for it has not started; then its tags and
+ * note (`sweep tag`, `sweep note`). */
+#define LS_COLS 10
+static const char *const ls_cols[LS_COLS] = {
+    "run",     "state",  "value",   "attempts", "exit",
+    "seconds", "params", "waiting", "tags",     "note"};
 
-static void ls_row(sw_value **row, const sw_run_rec *r)
+#define NOTE_SHOWN 40 /* characters of a note a table shows */
+
+/* The run's tags: a list for scripts, words for people. */
+static sw_value *tags_value(const sw_labels *l, sw_table_format fmt)
+{
+    sw_value *list = sw_value_list();
+    sw_buf b = SW_BUF_INIT;
+
+    if (fmt == SW_TABLE_JSON) {
+        for (size_t i = 0; i < l->n_tags; i++)
+            sw_value_list_push(list, sw_value_str(l->tags[i]));
+        return list;
+    }
+    sw_value_free(list);
+    if (l->n_tags == 0)
+        return sw_value_null();
+    for (size_t i = 0; i < l->n_tags; i++)
+        sw_buf_printf(&b, "%s%s", i ? "," : "", l->tags[i]);
+    list = sw_value_str(sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    return list;
+}
+
+/* The run's note: whole for scripts, its first line cut short for
+ * people. */
+static sw_value *note_value(const sw_labels *l, sw_table_format fmt)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t n = 0;
+    const char *p;
+    sw_value *v;
+
+    if (!l->note)
+        return sw_value_null();
+    if (fmt != SW_TABLE_HUMAN)
+        return sw_value_str(l->note);
+    for (p = l->note; *p && *p != '\n' && n < NOTE_SHOWN; p++) {
+        n += ((unsigned char)*p & 0xc0) != 0x80;
+        sw_buf_putc(&b, *p);
+    }
+    while (((unsigned char)*p & 0xc0) == 0x80) /* the rest of a character */
+        sw_buf_putc(&b, *p++);
+    if (*p)
+        sw_buf_puts(&b, "...");
+    v = sw_value_str(sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    return v;
+}
+
+static void ls_row(sw_store *st, sw_value **row, const sw_run_rec *r,
+                   sw_table_format fmt)
 {
     double waited = sw_cli_waited(r);
+    sw_labels l;
     char *w;
 
     sw_cli_run_row(row, r);
     row[7] = sw_value_null();
+    if (sw_store_run_labels(st, r->id, &l) != SW_OK)
+        memset(&l, 0, sizeof(l)); /* shown without */
+    row[8] = tags_value(&l, fmt);
+    row[9] = note_value(&l, fmt);
+    sw_labels_dispose(&l);
     if (waited < 0)
         return;
     sw_value_free(row[1]);
@@ -156,7 +215,7 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
 {
     sw_sweep_rec s;
     sw_run_rec *runs = NULL;
-    sw_value *row[8];
+    sw_value *row[LS_COLS];
     size_t n = 0, i;
     sw_table t;
     int error;
@@ -165,9 +224,9 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
     if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
         return error;
     error = sw_store_list_runs(st, s.id, &runs, &n);
-    sw_table_init(&t, 8, ls_cols);
+    sw_table_init(&t, LS_COLS, ls_cols);
     for (i = 0; i < n; i++) {
-        ls_row(row, &runs[i]);
+        ls_row(st, row, &runs[i], fmt);
         sw_table_add(&t, row);
         sw_run_rec_dispose(&runs[i]);
     }

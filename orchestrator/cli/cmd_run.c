@@ -45,8 +45,8 @@ static const char run_help[] =
     "probability P, drawn from the sweep's seed.\n";
 
 static const char resume_help[] =
-    "usage: sweep resume [SWEEP] [--parallel N] [--listen ADDR:PORT] "
-    "[--gpus SPEC] [--slurm-arg ARG]... [--quiet]\n\n"
+    "usage: sweep resume [SWEEP] [--run-cap N] [--parallel N] "
+    "[--listen ADDR:PORT] [--gpus SPEC] [--slurm-arg ARG]... [--quiet]\n\n"
     "Continues SWEEP (id, id prefix or name; default: the latest) on the\n"
     "backend it was started on: trials\n"
     "still running are re-adopted, lost ones rerun from their checkpoint\n"
@@ -54,7 +54,10 @@ static const char resume_help[] =
     "GPUs; --gpus SPEC declares the GPUs (default: those `sweep run` was\n"
     "given, else NVML's). On Slurm, jobs still queued or running are\n"
     "adopted by their job ids, never submitted twice; --slurm-arg adds\n"
-    "sbatch options to the jobs submitted from now on.\n";
+    "sbatch options to the jobs submitted from now on.\n\n"
+    "--run-cap N continues the sweep, even a finished one, up to N trials\n"
+    "of the same search: the search state is replayed from its runs (an\n"
+    "adaptive search knows every result), nothing is run again.\n";
 
 /* A probability: a number from 0 to 1, nothing after it. */
 static bool parse_rate(const char *s, double *out)
@@ -95,6 +98,7 @@ static int parse(sw_engine_opts *o, arg_list *slurm, int argc, char **argv,
         {"slurm-arg", required_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'q'},
         {"sim-fail-rate", required_argument, NULL, 'f'},
+        {"run-cap", required_argument, NULL, 'r'},
         {NULL, 0, NULL, 0}};
     uint64_t v;
     int c;
@@ -135,6 +139,13 @@ static int parse(sw_engine_opts *o, arg_list *slurm, int argc, char **argv,
                                     "--sim-fail-rate wants a probability "
                                     "from 0 to 1, not '%s'",
                                     optarg);
+        } else if (c == 'r' && strcmp(cmd, "resume") == 0) {
+            if (!sw_cli_parse_u64(optarg, &v) || v < 1 || v > INT64_MAX)
+                return sw_cli_usage(cmd,
+                                    "--run-cap wants a count from 1, not "
+                                    "'%s'",
+                                    optarg);
+            o->run_cap = (int64_t)v;
         } else if (c == 'q') {
             o->quiet = true;
         } else {

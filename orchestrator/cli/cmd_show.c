@@ -39,13 +39,18 @@ static sw_value *git_value(const sw_run_rec *r)
 static sw_value *run_value(sw_store *st, const sw_run_rec *r)
 {
     sw_value *v = sw_value_map(), *params = NULL, *argv = NULL;
-    sw_value *metrics = sw_value_map();
+    sw_value *metrics = sw_value_map(), *tags = sw_value_list();
+    sw_labels labels;
 
     if (sw_json_parse(&params, r->params, strlen(r->params)) != SW_OK)
         params = sw_value_str(r->params);
     if (!r->argv || sw_json_parse(&argv, r->argv, strlen(r->argv)) != SW_OK)
         argv = sw_value_null();
     sw_store_last_metrics(st, r->id, on_metric, metrics);
+    if (sw_store_run_labels(st, r->id, &labels) != SW_OK)
+        memset(&labels, 0, sizeof(labels)); /* shown without */
+    for (size_t i = 0; i < labels.n_tags; i++)
+        sw_value_list_push(tags, sw_value_str(labels.tags[i]));
     sw_value_map_set(v, "id", sw_value_str(r->id));
     sw_value_map_set(v, "sweep", sw_value_str(r->sweep_id));
     sw_value_map_set(v, "state", sw_value_str(sw_run_state_name(r->state)));
@@ -82,7 +87,11 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
     sw_value_map_set(v, "dirty",
                      r->git ? sw_value_bool(r->git_dirty) : sw_value_null());
     sw_value_map_set(v, "git", git_value(r));
+    sw_value_map_set(v, "tags", tags);
+    sw_value_map_set(v, "note",
+                     labels.note ? sw_value_str(labels.note) : sw_value_null());
     sw_value_map_set(v, "metrics", metrics);
+    sw_labels_dispose(&labels);
     return v;
 }
 
@@ -142,6 +151,11 @@ static void put_field(sw_buf *b, const sw_value *run, const char *key,
             sw_buf_printf(b, " (after %.1f s)", x->u.f - start->u.f);
     } else if (x->type == SW_FLOAT && strcmp(key, "queue_seconds") == 0) {
         sw_buf_printf(b, "%.1f s", x->u.f);
+    } else if (x->type == SW_LIST && strcmp(key, "tags") == 0) {
+        for (size_t i = 0; i < x->u.list.len; i++)
+            sw_buf_printf(b, "%s%s", i ? ", " : "", x->u.list.items[i]->u.s);
+        if (x->u.list.len == 0)
+            sw_buf_puts(b, "-");
     } else if (x->type == SW_LIST || x->type == SW_MAP) {
         sw_value_write_json(b, x, false);
     } else {

@@ -49,23 +49,31 @@ int sw_engine_stopped_by(void)
     return stopped_by;
 }
 
-/* Takes the sweep's lock so two orchestrators never run one sweep. */
-static int lock_sweep(sw_engine *e)
+int sw_engine_lock(const char *home, const char *sweep_id, int *out_fd)
 {
-    char *path = sw_aprintf("%s/%s.lock", e->home, e->sweep.id);
+    char *path = sw_aprintf("%s/%s.lock", home, sweep_id);
     int error = SW_OK;
 
-    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (e->lock_fd < 0)
+    *out_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*out_fd < 0) {
         error =
             sw_error_set(SW_EIO, "cannot open %s: %s", path, strerror(errno));
-    else if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0)
+    } else if (flock(*out_fd, LOCK_EX | LOCK_NB) != 0) {
         error = sw_error_set(SW_ERROR,
                              "sweep %s is being run by another "
                              "sweep process",
-                             e->sweep.id);
+                             sweep_id);
+        close(*out_fd);
+        *out_fd = -1;
+    }
     free(path);
     return error;
+}
+
+/* Takes the sweep's lock so two orchestrators never run one sweep. */
+static int lock_sweep(sw_engine *e)
+{
+    return sw_engine_lock(e->home, e->sweep.id, &e->lock_fd);
 }
 
 static int open_home(sw_engine *e, const char *home)
@@ -151,6 +159,7 @@ void sw_engine__dispose(sw_engine *e)
     free(e->home);
     free(e->runs_dir);
     free(e->best_run);
+    free(e->requests_dir);
     free(e->buf);
 }
 
@@ -520,6 +529,65 @@ static const char *resume_gpus(const sw_engine *e, const sw_engine_opts *o)
     return o->gpus ? o->gpus : e->sweep.gpus ? e->sweep.gpus : e->spec->gpus;
 }
 
+/* How many runs the sweep has made: its highest index + 1. */
+static int runs_made(sw_engine *e, uint64_t *out)
+{
+    sw_run_rec *runs = NULL;
+    size_t n = 0, i;
+    int error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
+
+    *out = 0;
+    for (i = 0; i < n; i++) {
+        if ((uint64_t)runs[i].idx + 1 > *out)
+            *out = (uint64_t)runs[i].idx + 1;
+        sw_run_rec_dispose(&runs[i]);
+    }
+    free(runs);
+    return error;
+}
+
+/* Says a refusal of `sweep resume` (SW_EINVALID is not said after). */
+static int refused(sw_engine *e, int error)
+{
+    sw_engine__notice(e, SW_NOTICE_ERROR, "sweep resume: %s", sw_error_last());
+    return error;
+}
+
+/* `sweep resume --run-cap N`: the sweep goes on to N trials of the same
+ * search (replayed from its runs, resume.c), recorded so that a later
+ * resume keeps it; a finished one is running again. A cap it has reached
+ * already, or a grid it has run whole, is refused (SW_EINVALID, said). */
+static int raise_run_cap(sw_engine *e, int64_t cap)
+{
+    uint64_t made = 0, count = 0;
+    bool bounded = false, saturated = false;
+    int error = runs_made(e, &made);
+
+    if (error)
+        return error;
+    if ((uint64_t)cap <= made)
+        return refused(e, sw_error_set(SW_EINVALID,
+                                       "sweep %s has %llu runs already: "
+                                       "--run-cap wants more than that",
+                                       e->sweep.id, (unsigned long long)made));
+    e->spec->run_cap = 0;
+    if (!e->search &&
+        (error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
+        return error;
+    sw_search_size(e->search, &count, &bounded, &saturated);
+    if (bounded && !saturated && count <= made)
+        return refused(e, sw_error_set(SW_EINVALID,
+                                       "sweep %s has run all %llu trials of "
+                                       "its grid: there is no more to run",
+                                       e->sweep.id, (unsigned long long)count));
+    e->sweep.run_cap = cap;
+    if ((error = sw_store_set_run_cap(e->st, e->sweep.id, cap)) == SW_OK &&
+        sw_sweep_state_is(e->sweep.state, SW_SWEEP_FINISHED))
+        error = sw_store_set_sweep_state(
+            e->st, e->sweep.id, sw_sweep_state_name(SW_SWEEP_RUNNING), 0);
+    return error;
+}
+
 /* Finds the sweep `key` (NULL: the latest), takes its lock and gets it
  * ready to go on; *done when it has already finished. */
 int sw_engine__prepare_resume(sw_engine *e, const char *key,
@@ -538,14 +606,19 @@ int sw_engine__prepare_resume(sw_engine *e, const char *key,
     if (error)
         return error;
     if (sw_sweep_state_is(e->sweep.state, SW_SWEEP_FINISHED) &&
-        !sw_engine__has_lost_runs(e)) {
-        sw_engine__notice(e, SW_NOTICE_RESULT, "sweep %s has already finished",
-                          e->sweep.id);
+        o->run_cap == 0 && !sw_engine__has_lost_runs(e)) {
+        sw_engine__notice(e, SW_NOTICE_RESULT,
+                          "sweep %s has already finished (`sweep resume %s "
+                          "--run-cap N` runs more of its trials)",
+                          e->sweep.id, e->sweep.id);
         *done = true;
         return SW_OK;
     }
-    if ((error = load_recorded(e)) != SW_OK)
+    if ((error = load_recorded(e)) != SW_OK ||
+        (o->run_cap > 0 && (error = raise_run_cap(e, o->run_cap)) != SW_OK))
         return error;
+    if (e->sweep.run_cap > 0)
+        e->spec->run_cap = e->sweep.run_cap;
     recorded =
         e->sweep.backend_args ? sw_contract_argv(e->sweep.backend_args) : NULL;
     error = make_executor(e, o->backend ? o->backend : e->sweep.backend,

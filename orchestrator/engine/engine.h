@@ -39,13 +39,17 @@ typedef struct {
     double sim_fail_rate;      /* --backend sim: the probability that an
                                   attempt dies midway (0 to 1); negative: the
                                   file's `sim: {fail_rate}`, else 0 */
+    int64_t run_cap;           /* resume: the sweep's new run_cap, more than
+                                  the runs it has (a finished sweep goes on
+                                  with more trials of its search); recorded;
+                                  0: the recorded one, else the file's */
 } sw_engine_opts;
 
-#define SW_ENGINE_OPTS_VERSION 7
+#define SW_ENGINE_OPTS_VERSION 8
 #define SW_ENGINE_OPTS_INIT                                                    \
     {                                                                          \
         SW_ENGINE_OPTS_VERSION, NULL, 0, false, 0, NULL, false, 0, NULL, NULL, \
-            NULL, NULL, NULL, -1                                               \
+            NULL, NULL, NULL, -1, 0                                            \
     }
 
 /* Creates a sweep from the sweep file at `path` and runs it to its end.
@@ -76,6 +80,24 @@ int sw_engine_needs_command(const sw_spec *sp, const char *path);
 /* The signal (SIGINT, SIGTERM) that interrupted the last sweep that
  * sw_engine_run or sw_engine_resume ran, when they returned SW_EINTR. */
 int sw_engine_stopped_by(void);
+
+/* Takes sweep `sweep_id`'s lock in the sweep home `home`, as `sweep run`
+ * and `sweep resume` hold it while they run it: *out_fd holds it until it
+ * is closed. SW_ERROR, "sweep ID is being run by another sweep process",
+ * when another process holds it (*out_fd is then -1). */
+int sw_engine_lock(const char *home, const char *sweep_id, int *out_fd);
+
+/* Whether a `sweep run` or `sweep resume` holds sweep `sweep_id` of the
+ * sweep home `home` now (its lock). This function can't fail. */
+bool sw_engine_is_running(const char *home, const char *sweep_id);
+
+/* Asks the `sweep` that runs sweep `sweep_id` in `home`, from another
+ * process: to stop run `run_id` by hand, or with NULL to act as Ctrl-C
+ * (docs/cli.md, sweep stop). The request is a file that the engine
+ * removes once it has acted on it: *out_path (the caller frees) names it,
+ * to wait on. */
+int sw_engine_ask(const char *home, const char *sweep_id, const char *run_id,
+                  char **out_path);
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. */
 const char *sw_engine_home(void);

@@ -115,7 +115,9 @@ typedef struct {
     bool http;
     bool value_changed; /* by the reports being committed */
     bool stop;          /* the rule stopped it: every answer says so */
-    char *stop_why;     /* the rule's verdict ("iteration 3, band 3: ..."),
+    sw_cancel stop_why; /* who did: NONE for the rule, BY_HAND for a
+                           `sweep stop RUN` (requests.c) */
+    char *stop_verdict; /* the rule's verdict ("iteration 3, band 3: ..."),
                            for the run's reason; NULL: none */
     bool pause;         /* it reached its rung: it ends `paused` (with
                            stop, so every answer says stop and pause) */
@@ -251,7 +253,9 @@ struct sw_engine {
     size_t unstarted_here;  /* attempts that could not start, here */
     double backoff_until;   /* monotonic; launch nothing before */
     int interrupts, seen_interrupts;
-    int signal; /* the last signal that interrupted it */
+    char *requests_dir; /* requests.c: where `sweep stop` asks; NULL */
+    double requests_at; /* monotonic: when it was last looked at */
+    int signal;         /* the last signal that interrupted it */
     size_t done, failed, stopped, canceled;
     bool has_best;
     double best;
@@ -481,6 +485,17 @@ void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
 int sw_engine__restore(sw_engine *e);
 bool sw_engine__was_lost(const sw_run_rec *r);
 bool sw_engine__has_lost_runs(sw_engine *e);
+
+/* requests.c: what `sweep stop` asks of this sweep from another process,
+ * as files in $SWEEP_HOME/requests/<sweep id>/ (docs/cli.md): one named
+ * after a run stops that run by hand (its run ends `stopped`, as the rule
+ * stops it); one named interrupt* is a Ctrl-C. requests() looks every
+ * REQUESTS_S, stops the runs asked for and returns how many Ctrl-Cs were
+ * asked, for lifecycle.c to act on; each file it reads is removed (the
+ * asker's answer). requests_wake() is when it is due next (0: not while
+ * no attempt is in flight, nor on a virtual clock). */
+int sw_engine__requests(sw_engine *e);
+double sw_engine__requests_wake(const sw_engine *e);
 
 /* lifecycle.c: the engine's decisions. begin() replays the store when
  * resuming; pump() does all that is due now; next_wake() is when pump()

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,15 +754,16 @@ static int finish(sw_engine *e, sw_slot *s)
     if (s->pause && !timeout) { /* at its rung, whatever ended it */
         s->rec.state = SW_RUN_PAUSED;
         free(s->rec.reason);
-        s->rec.reason =
-            sw_aprintf("paused: %s", s->stop_why ? s->stop_why : "at its rung");
+        s->rec.reason = sw_aprintf(
+            "paused: %s", s->stop_verdict ? s->stop_verdict : "at its rung");
     } else if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
-        free(s->rec.reason); /* the rule's word, then its verdict */
+        free(s->rec.reason); /* by hand; else the rule's word, its verdict */
         s->rec.reason =
-            s->stop_why && *s->stop_why
+            s->stop_why ? sw_strdup(sw_cancel_name(s->stop_why))
+            : s->stop_verdict && *s->stop_verdict
                 ? sw_aprintf("%s: %s", sw_cancel_name(SW_CANCEL_STOPPED),
-                             s->stop_why)
+                             s->stop_verdict)
                 : sw_strdup(sw_cancel_name(SW_CANCEL_STOPPED));
         sw_engine__tally(e, s->rec.state, true);
     } else if (s->cancel && !timeout) {
@@ -1212,6 +1214,8 @@ int sw_engine__pump(sw_engine *e)
     run_finished_work(e);
     take_suggestion(e);
     if (!e->result) {
+        for (int n = sw_engine__requests(e); n > 0; n--)
+            sw_engine__interrupt(e, SIGINT); /* `sweep stop SWEEP` */
         on_interrupts(e);
         drain_events(e);
         tail_all(e);
@@ -1264,6 +1268,7 @@ double sw_engine__next_wake(sw_engine *e)
             consider(&w, s->launched_at + PROBATION_S);
     }
     consider(&w, sw_executor_next_wake(e->ex));
+    consider(&w, sw_engine__requests_wake(e));
     consider(&w, sw_engine__gpus_wake(e));
     if (e->backoff_until > now_mono(e) && !sw_engine__stopping(e))
         consider(&w, e->backoff_until);
@@ -1303,16 +1308,24 @@ int sw_engine__end(sw_engine *e)
                                     "runs all failed",
                                     e->sweep.id);
     }
+    /* nothing ran: every launch failed (a program that cannot be
+     * executed, an sbatch error, a request the cluster cannot meet); the
+     * sweep did not do its job, and is left `failed`, to resume once the
+     * command is fixed (its failed runs then go again, resume.c) */
+    if (!interrupted && e->unstarted_here > 0 && e->started_here == 0) {
+        error = set_sweep_state(e, SW_SWEEP_FAILED, 0);
+        return error
+                   ? error
+                   : sw_error_set(SW_ERROR,
+                                  "sweep %s failed: none of its %zu "
+                                  "attempts could start (see the messages "
+                                  "above); fix the command, then `sweep "
+                                  "resume %s`",
+                                  e->sweep.id, e->unstarted_here, e->sweep.id);
+    }
     error = set_sweep_state(
         e, interrupted ? SW_SWEEP_INTERRUPTED : SW_SWEEP_FINISHED,
         interrupted ? 0 : now_wall(e));
-    /* nothing ran: every submit was refused (an sbatch error, a request
-     * the cluster cannot meet); the sweep did not do its job */
-    if (!error && !interrupted && e->unstarted_here > 0 && e->started_here == 0)
-        error = sw_error_set(SW_ERROR,
-                             "sweep %s: none of its %zu attempts could "
-                             "start (see the messages above)",
-                             e->sweep.id, e->unstarted_here);
     if (!error && interrupted)
         error = sw_error_set(SW_EINTR,
                              "sweep %s interrupted: `sweep resume %s` "

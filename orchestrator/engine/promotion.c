@@ -140,8 +140,8 @@ bool sw_engine__promote_decide(sw_engine *e, sw_slot *s)
     sw_promoter_explain(e->promoter, s->rec.idx, &why);
     sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s pauses: %s",
                       e->sweep.id, s->rec.id, sw_buf_cstr(&why));
-    free(s->stop_why);
-    s->stop_why = sw_buf_detach(&why);
+    free(s->stop_verdict);
+    s->stop_verdict = sw_buf_detach(&why);
     return true;
 }
 

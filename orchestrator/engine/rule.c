@@ -58,8 +58,8 @@ void sw_engine__decide(sw_engine *e, sw_slot *s)
     sw_stopper_explain(e->stopper, s->rec.idx, &why);
     sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s stops early: %s",
                       e->sweep.id, s->rec.id, sw_buf_cstr(&why));
-    free(s->stop_why);
-    s->stop_why = sw_buf_detach(&why);
+    free(s->stop_verdict);
+    s->stop_verdict = sw_buf_detach(&why);
 }
 
 /* Asks about every running attempt when a value may have moved another

@@ -113,7 +113,7 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
-    free(s->stop_why);
+    free(s->stop_verdict);
     free(s->end.msg);
     free(s->job_key);
     free(s->job_handle);

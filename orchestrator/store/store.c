@@ -31,7 +31,7 @@
 #define SWEEP_COLS                                                             \
     "id, name, file, config, method, metric, goal, state, cwd, seed,"          \
     " parallel, created_at, ended_at, git_commit, git_dirty, git, backend,"    \
-    " command, gpus, backend_args"
+    " command, gpus, backend_args, run_cap"
 #define RUN_COLS                                                               \
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
@@ -47,7 +47,7 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                    " ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     [Q_GET_SWEEP] = "SELECT " SWEEP_COLS " FROM sweeps WHERE id = ?1",
     [Q_SWEEP_PREFIX] = "SELECT id FROM sweeps"
                        " WHERE substr(id, 1, length(?1)) = ?1"
@@ -533,6 +533,7 @@ static void read_sweep(sqlite3_stmt *s, sw_sweep_rec *r)
     r->command = sw_store__col_str(s, 17);
     r->gpus = sw_store__col_str(s, 18);
     r->backend_args = sw_store__col_str(s, 19);
+    r->run_cap = sqlite3_column_int64(s, 20); /* NULL: 0, the file's */
 }
 
 /* Inserts a new sweep; a duplicate id or a missing required field is
@@ -558,6 +559,7 @@ int sw_store_put_sweep(sw_store *st, const sw_sweep_rec *r)
         sw_store__bind_str(s, 18, r->command) ||
         sw_store__bind_str(s, 19, r->gpus) ||
         sw_store__bind_str(s, 20, r->backend_args) ||
+        bind_opt(s, 21, r->run_cap > 0, (double)r->run_cap) ||
         sqlite3_step(s) != SQLITE_DONE)
         error = sw_store__fail(st, "put sweep '%s'", r->id ? r->id : "(null)");
     finish(s);
@@ -674,6 +676,23 @@ int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
     else if (sqlite3_changes(st->db) == 0)
         error = sw_error_set(SW_ENOTFOUND, "no sweep '%s' in %s", id, st->path);
     finish(s);
+    return error;
+}
+
+int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap)
+{
+    sqlite3_stmt *s = NULL;
+    int error = sw_store__prepare(
+        st, "UPDATE sweeps SET run_cap = ?2 WHERE id = ?1", &s, "set run_cap");
+
+    if (error)
+        return error;
+    if (sw_store__bind_str(s, 1, id) || sqlite3_bind_int64(s, 2, run_cap) ||
+        sqlite3_step(s) != SQLITE_DONE)
+        error = sw_store__fail(st, "set sweep '%s' run_cap", id);
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND, "no sweep '%s' in %s", id, st->path);
+    sqlite3_finalize(s);
     return error;
 }
 

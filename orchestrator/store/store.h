@@ -71,6 +71,8 @@ typedef struct {
                            command line (--slurm-arg); NULL: none */
     char *gpus;         /* the inventory declared with `sweep run --gpus`;
                            NULL: none (the file's `gpus:`, else NVML) */
+    int64_t run_cap;    /* the run_cap `sweep resume --run-cap` gave it,
+                           replacing the file's; 0: the file's */
 } sw_sweep_rec;
 
 void sw_sweep_rec_dispose(sw_sweep_rec *r);
@@ -120,6 +122,30 @@ int sw_store_get_sweep(sw_store *st, const char *key, sw_sweep_rec *out);
 int sw_store_latest_sweep(sw_store *st, sw_sweep_rec *out);
 int sw_store_set_sweep_state(sw_store *st, const char *id, const char *state,
                              double ended_at);
+/* Deletes sweep `id` and every row of it, in every table, in one
+ * transaction (store_edit.c). The caller holds the sweep's lock. */
+int sw_store_delete_sweep(sw_store *st, const char *id);
+/* A run's labels (`sweep tag`, `sweep note`; the tags and notes tables). */
+typedef struct {
+    char **tags; /* oldest first, NULL-terminated; NULL when none */
+    size_t n_tags;
+    char *note; /* NULL: none */
+} sw_labels;
+
+void sw_labels_dispose(sw_labels *l);
+
+/* Adds `tags` (n of them) to run `run_id`, each once, or with `remove`
+ * takes them off (one it does not have is no error); all or none. */
+int sw_store_tag_run(sw_store *st, const char *run_id, char *const *tags,
+                     size_t n, bool remove);
+/* Sets the note of run `run_id` to `text`, replacing any; NULL or ""
+ * removes it. */
+int sw_store_note_run(sw_store *st, const char *run_id, const char *text);
+/* The labels of run `run_id` into *out (the caller disposes). */
+int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out);
+
+/* Records the run_cap `sweep resume --run-cap` gave sweep `id`. */
+int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);
 /* All sweeps, newest first; the caller disposes each and frees *out. */
 int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n);
 
@@ -184,6 +210,7 @@ typedef struct {
                           the sweep state sent); NULL: none */
     char *files;       /* names of the files uploaded, space-separated */
     double exported_at;
+    char *labels; /* the run's tags and note as last sent (JSON); NULL */
 } sw_export_rec;
 
 void sw_export_rec_dispose(sw_export_rec *r);

@@ -16,7 +16,7 @@
 
 #define EXPORT_COLS                                                            \
     "target, dest, sweep_id, run_id, remote_id, remote_node, history,"         \
-    " summary, state, files, exported_at"
+    " summary, state, files, exported_at, labels"
 
 void sw_export_rec_dispose(sw_export_rec *r)
 {
@@ -30,6 +30,7 @@ void sw_export_rec_dispose(sw_export_rec *r)
     free(r->remote_node);
     free(r->state);
     free(r->files);
+    free(r->labels);
     memset(r, 0, sizeof(*r));
 }
 
@@ -55,6 +56,7 @@ static void read_export(sqlite3_stmt *s, sw_export_rec *r)
     r->state = sw_store__col_str(s, 8);
     r->files = sw_store__col_str(s, 9);
     r->exported_at = sqlite3_column_double(s, 10);
+    r->labels = sw_store__col_str(s, 11);
 }
 
 int sw_store_get_export(sw_store *st, const char *target, const char *dest,
@@ -89,7 +91,7 @@ done:
     return error;
 }
 
-/* ?5..?11: what was sent. */
+/* ?5..?12: what was sent. */
 static int bind_sent(sqlite3_stmt *s, const sw_export_rec *r)
 {
     return sw_store__bind_str(s, 5, r->remote_id) ||
@@ -98,7 +100,8 @@ static int bind_sent(sqlite3_stmt *s, const sw_export_rec *r)
            sqlite3_bind_int64(s, 8, r->summary) ||
            sw_store__bind_str(s, 9, r->state) ||
            sw_store__bind_str(s, 10, r->files) ||
-           sqlite3_bind_double(s, 11, r->exported_at);
+           sqlite3_bind_double(s, 11, r->exported_at) ||
+           sw_store__bind_str(s, 12, r->labels);
 }
 
 /* Runs the UPDATE or INSERT `sql` bound to `r`; *changed: a row was. */
@@ -125,14 +128,16 @@ int sw_store_put_export(sw_store *st, const sw_export_rec *r)
     int error = write_export(
         st,
         "UPDATE exports SET remote_id = ?5, remote_node = ?6, history = ?7,"
-        " summary = ?8, state = ?9, files = ?10, exported_at = ?11"
+        " summary = ?8, state = ?9, files = ?10, exported_at = ?11,"
+        " labels = ?12"
         " WHERE target = ?1 AND dest = ?2 AND sweep_id = ?3 AND run_id IS ?4",
         r, &changed);
 
     if (error == SW_OK && !changed)
         error = write_export(st,
                              "INSERT INTO exports (" EXPORT_COLS ") VALUES"
-                             " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                             " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                             " ?12)",
                              r, &changed);
     return error;
 }

@@ -138,6 +138,20 @@ static const struct {
     /* runs.state and attempts.outcome `paused`: promotion ASHA pauses a
      * run at a rung (its devices freed) until it is promoted */
     {15, NULL},
+    /* `sweep resume SWEEP --run-cap N`: more trials for a sweep, recorded
+     * so that a later resume keeps them (NULL: the file's run_cap) */
+    {16, "ALTER TABLE sweeps ADD COLUMN run_cap INTEGER;"},
+    /* `sweep tag` and `sweep note`: a run's labels, in tables of their
+     * own (the engine rewrites a run's row, never these), and which of
+     * them an export sent (a JSON object; NULL: none yet) */
+    {17, "CREATE TABLE tags ("
+         " run_id TEXT NOT NULL REFERENCES runs (id),"
+         " tag TEXT NOT NULL, created_at REAL,"
+         " PRIMARY KEY (run_id, tag));"
+         "CREATE TABLE notes ("
+         " run_id TEXT PRIMARY KEY NOT NULL REFERENCES runs (id),"
+         " text TEXT NOT NULL, updated_at REAL);"
+         "ALTER TABLE exports ADD COLUMN labels TEXT;"},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:

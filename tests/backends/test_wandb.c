@@ -268,7 +268,7 @@ static int count_marks(void *ctx, const sw_wandb_mark *m)
 static void test_history_split_under_the_limit(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
     session s;
     char *text;
     sw_value *v;
@@ -287,7 +287,9 @@ static void test_history_split_under_the_limit(void **state)
     reqs = (int)m.requests;
     /* UpsertBucket, CreateRunFiles, a PUT, then several file_streams */
     assert_true(reqs > 5);
-    assert_int_equal(marks, reqs - 3);
+    /* a mark after the UpsertBucket (it carried the tags and notes), and
+     * one per request from the PUT on */
+    assert_int_equal(marks, reqs - 2);
     v = request(text, 0);
     assert_string_equal(at(v, "body/variables/config")->u.s,
                         "{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
@@ -313,10 +315,12 @@ static void test_history_split_under_the_limit(void **state)
         assert_int_equal(at(h, "offset")->u.i, next);
         content = at(h, "content");
         next += (int64_t)content->u.list.len;
+        /* the trainer's step is the line's _step, as the SDK's handler
+         * makes it for wandb.log(step=10) (_history_assign_step) */
         if (at(h, "offset")->u.i == 0)
             assert_string_equal(content->u.list.items[1]->u.s,
                                 "{\"loss\": 0.5, \"acc\": NaN, \"step\": 10, "
-                                "\"_step\": 1, \"_runtime\": 1.500, "
+                                "\"_step\": 10, \"_runtime\": 1.500, "
                                 "\"_timestamp\": 1001.000}");
         if (i < reqs - 1) /* the end rides on the last request only */
             assert_null(sw_value_map_get(at(v, "body"), "complete"));
@@ -329,7 +333,7 @@ static void test_history_split_under_the_limit(void **state)
                         "wandb-metadata.json");
     assert_string_equal(
         at(v, "body/files/wandb-summary.json/content")->u.list.items[0]->u.s,
-        "{\"loss\": 0.0033333333333333335, \"acc\": -0.5, \"_step\": 299, "
+        "{\"loss\": 0.0033333333333333335, \"acc\": -0.5, \"_step\": 2990, "
         "\"_runtime\": 299.500, \"_timestamp\": 1299.000}");
     sw_value_free(v);
     free(text);
@@ -340,7 +344,7 @@ static void test_history_split_under_the_limit(void **state)
 static void test_resume_and_done(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {250, -1, false, false, false, 0, 0};
+    sw_wandb_mark m = {250, -1, false, false, false, 0, 0, false};
     session s;
     char *text;
     sw_value *v;
@@ -395,7 +399,7 @@ static void test_numbers_in_a_line(void **state)
                         .started_at = 2000,
                         .rows = &row,
                         .n_rows = 1};
-    sw_wandb_mark m = {0, -1, false, false, true, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, true, 0, 0, false};
     session s;
     char *text;
     sw_value *v;
@@ -417,10 +421,53 @@ static void test_numbers_in_a_line(void **state)
     close_dry(&s);
 }
 
+/* _step as the SDK's handler assigns it (_history_assign_step): the
+ * step given to wandb.log(step=s) is the line's _step, and a line without
+ * one gets the last _step + 1 (0 for the first). A step that does not go
+ * up, which W&B would drop, gets the last + 1 too, keeping its values. */
+static void test_step_is_the_trainers_own(void **state)
+{
+    static const int64_t given[] = {-1, 5, -1, 3, 9};
+    static const int64_t want[] = {0, 5, 6, 7, 9};
+    sw_wandb_value val = {"loss", true, 1};
+    sw_wandb_row rows[5];
+    sw_wandb_run run = {.id = "s1-1",
+                        .params = "{}",
+                        .started_at = 2000,
+                        .rows = rows,
+                        .n_rows = 5};
+    sw_wandb_mark m = {0, -1, false, false, true, 0, 0, false};
+    const sw_value *content;
+    session s;
+    char *text, *line;
+    sw_value *v;
+
+    (void)state;
+    for (size_t i = 0; i < 5; i++)
+        rows[i] = (sw_wandb_row){given[i], 2000.0 + (double)i, &val, 1};
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 1);
+    content = at(v, "body/files/wandb-history.jsonl/content");
+    assert_int_equal(content->u.list.len, 5);
+    for (size_t i = 0; i < 5; i++) {
+        line = sw_aprintf("\"_step\": %lld,", (long long)want[i]);
+        assert_non_null(strstr(content->u.list.items[i]->u.s, line));
+        free(line);
+    }
+    assert_non_null(strstr(
+        at(v, "body/files/wandb-summary.json/content")->u.list.items[0]->u.s,
+        "\"_step\": 9,"));
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+}
+
 static void test_a_line_over_the_limit_is_refused(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
-    sw_wandb_mark m = {0, -1, false, false, false, 0, 0};
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
     session s;
 
     (void)state;
@@ -445,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_history_split_under_the_limit),
         cmocka_unit_test(test_resume_and_done),
         cmocka_unit_test(test_numbers_in_a_line),
+        cmocka_unit_test(test_step_is_the_trainers_own),
         cmocka_unit_test(test_a_line_over_the_limit_is_refused),
     };
 

@@ -248,8 +248,11 @@ class Handler(BaseHTTPRequestHandler):
             cfg = None
         if v.get("sweep") is not None and v.get("sweep") not in S.sweeps:
             problem(probs, "unknown sweep %s", v.get("sweep"))
-        if not isinstance(v.get("tags"), list):
-            problem(probs, "tags is not a list")
+        if not isinstance(v.get("tags"), list) or not all(
+                isinstance(t, str) and 0 < len(t) <= 64 for t in v["tags"]):
+            problem(probs, "tags is not a list of 1 to 64 characters each")
+        if v.get("notes") is not None and not isinstance(v.get("notes"), str):
+            problem(probs, "notes is not a string")
         key = (v.get("entity"), v.get("project"), name)
         run = S.runs.get(key)
         inserted = run is None
@@ -260,7 +263,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "name": name}
         run["upserts"] += 1
         for k in ("displayName", "sweep", "commit", "repo", "program", "host",
-                  "groupName", "tags"):
+                  "groupName", "tags", "notes"):
             run[k] = v.get(k)
         run["config"] = cfg
         return {"bucket": {"id": "UnVuOg" + name, "name": name,
@@ -353,8 +356,19 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 problem(probs, "history line %d is not JSON", off + i)
                 continue
-            if row.get("_step") != off + i:
-                problem(probs, "line %d has _step %r", off + i, row.get("_step"))
+            # as the SDK numbers lines: _step goes up from line to line (W&B
+            # drops a line whose _step does not), and is the trainer's own
+            # step when it gave one that goes up (wandb.log(step=s))
+            at = off + i
+            prev = run["lines"][at - 1] if 0 < at <= len(run["lines"]) else None
+            prev = json.loads(prev).get("_step") if prev else -1
+            step = row.get("_step")
+            if not isinstance(step, int) or step <= prev:
+                problem(probs, "line %d has _step %r after %r", at, step, prev)
+            elif isinstance(row.get("step"), int) and row["step"] > prev \
+                    and step != row["step"]:
+                problem(probs, "line %d has _step %r, not its step %r", at,
+                        step, row["step"])
             if not is_number(row.get("_runtime")) or not is_number(row.get("_timestamp")):
                 problem(probs, "line %d lacks _runtime or _timestamp", off + i)
             if "null" in line:
@@ -418,10 +432,12 @@ def state_view():
             runs[name] = {
                 "entity": e, "project": p, "display": r["displayName"],
                 "sweep": r["sweep"], "commit": r["commit"], "repo": r["repo"],
-                "program": r["program"], "tags": r["tags"], "config": r["config"],
+                "program": r["program"], "tags": r["tags"], "notes": r["notes"],
+                "config": r["config"],
                 "lines": len(r["lines"]),
                 "missing": sum(x is None for x in r["lines"]),
-                "in_order": steps == list(range(len(steps))),
+                "in_order": None not in steps and all(
+                    a < b for a, b in zip(steps, steps[1:])),
                 "nonfinite_lines": bare, "overlaps": r["overlaps"], "gaps": r["gaps"],
                 "upserts": r["upserts"], "complete": r["complete"],
                 "exitcode": r["exitcode"], "uploaded": r["uploaded"],

@@ -484,7 +484,7 @@ static void test_dry_run_sends_and_records_nothing(void **state)
 {
     fixture *f = *state;
     char *sweep = make_sweep(f, 2, 10), *out = NULL, *line, *nl;
-    const char *dry[] = {"--dry-run", NULL};
+    const char *dry[] = {"--dry-run", "--verbose", NULL};
     sw_value *v;
     int lines = 0;
 
@@ -509,6 +509,144 @@ static void test_dry_run_sends_and_records_nothing(void **state)
     assert_int_equal(sw_h_count(&f->h, "select count(*) from exports"), 0);
     free(out);
     free(sweep);
+}
+
+/* A dry run for people: a summary, no wire traffic, no --entity needed,
+ * nothing sent or recorded; after a real export, it has nothing new. */
+static void test_dry_run_summary(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 2, 10), *out = NULL;
+    const char *args[] = {"export", "wandb", sweep, "--dry-run", NULL};
+
+    start_server(f, NULL);
+    assert_int_equal(sw_h_run(&f->h, args, &out), 0);
+    assert_null(strstr(out, "\"method\""));
+    assert_non_null(strstr(out, "dry run: nothing sent, nothing recorded"));
+    assert_non_null(strstr(out, "/ENTITY/PROJECT (ENTITY, PROJECT: not given"));
+    assert_non_null(strstr(out, "a new W&B sweep"));
+    assert_non_null(strstr(out, "2 of 2 with something to send: 2 new W&B "
+                                "runs, 0 updated"));
+    assert_non_null(strstr(out, "history      20 rows"));
+    assert_non_null(strstr(out, "files        2 "));
+    assert_non_null(strstr(out, "requests     10, "));
+    free(out);
+    assert_int_equal(log_lines(f), 0);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from exports"), 0);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    const char *again[] = {"export",    "wandb", sweep,       "--entity", "ent",
+                           "--project", "proj",  "--dry-run", NULL};
+    assert_int_equal(sw_h_run(&f->h, again, &out), 0);
+    assert_non_null(strstr(out, "the W&B sweep an earlier export made"));
+    assert_non_null(strstr(out, "0 of 2 with something to send"));
+    assert_non_null(strstr(out, "history      0 rows"));
+    free(out);
+    const char *verbose[] = {"export", "wandb", sweep, "--verbose", NULL};
+    assert_int_equal(sw_h_run(&f->h, verbose, NULL), 2);
+    free(sweep);
+}
+
+/* wandb-metadata.json's `args` is what follows the script, as the SDK
+ * writes it (sys.argv[1:] of the program): with W&B's default command,
+ * `${env} ${interpreter} ${program} ${args}` (`/usr/bin/env sh train.sh
+ * --steps=5 --x=0` here), the trainer's own arguments alone. */
+static void test_metadata_args_follow_the_script(void **state)
+{
+    fixture *f = *state;
+    char *train = sw_h_file(&f->h, "train.sh", trainer), *file, *out = NULL;
+    char *cwd = getcwd(NULL, 0), *id;
+    const sw_value *args;
+    sw_value *rep;
+
+    chmod(train, 0755);
+    file = sw_h_file(&f->h, "default.yaml",
+                     "program: train.sh\nmethod: grid\nmetric: {name: loss, "
+                     "goal: minimize}\nparameters:\n  x: {values: [0]}\n"
+                     "  steps: {value: 5}\n");
+    setenv("SWEEP_INTERPRETER", "sh", 1);
+    assert_int_equal(chdir(f->h.dir), 0); /* the program is relative */
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&f->h, run, NULL), 0);
+    assert_int_equal(chdir(cwd), 0);
+    unsetenv("SWEEP_INTERPRETER");
+    const char *q[] = {"query", "select id from sweeps", "--csv", NULL};
+    assert_int_equal(sw_h_run(&f->h, q, &out), 0);
+    id = sw_strndup(strchr(out, '\n') + 1, 8);
+    free(out);
+    start_server(f, NULL);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    args = at(at(sw_value_map_get(rep, "runs")->u.map.vals[0], "metadata"),
+              "args");
+    assert_int_equal(args->u.list.len, 2);
+    assert_string_equal(args->u.list.items[0]->u.s, "--steps=5");
+    assert_string_equal(args->u.list.items[1]->u.s, "--x=0");
+    assert_string_equal(
+        str(at(sw_value_map_get(rep, "runs")->u.map.vals[0], "metadata"),
+            "program"),
+        "train.sh");
+    sw_value_free(rep);
+    free(id);
+    free(cwd);
+    free(file);
+    free(train);
+}
+
+static const sw_value *run_named(const sw_value *rep, const char *id);
+
+/* A run stopped early ends in W&B as W&B's agent ends the runs it stops:
+ * by SIGTERM (the agent's proc.terminate()), so with a non-zero exit
+ * code, 143 here, and our tag `stopped`; the others finish with 0. */
+static void test_stopped_run_ends_as_wandb_stops_one(void **state)
+{
+    fixture *f = *state;
+    char *text = sw_aprintf("program: %s\nmethod: grid\nmetric: {name: loss, "
+                            "goal: minimize}\ncommand: [\"${program}\", "
+                            "\"${args}\"]\nparallel: 2\nparameters:\n  x: "
+                            "{values: [1, 2]}\n  steps: {value: 300}\n  sleep: "
+                            "{value: 0.01}\n",
+                            sw_h_toy());
+    char *file = sw_h_file(&f->h, "stop.yaml", text), *out = NULL, *id, *r1;
+    const sw_value *run;
+    sw_value *rep;
+    pid_t pid;
+
+    const char *args[] = {"run", file, "--quiet", NULL};
+    pid = sw_h_start(&f->h, args);
+    for (int i = 0; i < 1000 && sw_h_count(&f->h, "select count(*) from runs "
+                                                  "where idx = 0 and state = "
+                                                  "'running' and value is "
+                                                  "not null") < 1;
+         i++)
+        msleep(20);
+    const char *q[] = {"query", "select id from sweeps", "--csv", NULL};
+    assert_int_equal(sw_h_run(&f->h, q, &out), 0);
+    id = sw_strndup(strchr(out, '\n') + 1, 8);
+    free(out);
+    r1 = sw_aprintf("%s-1", id);
+    const char *stop[] = {"stop", r1, NULL};
+    assert_int_equal(sw_h_run(&f->h, stop, NULL), 0);
+    assert_int_equal(sw_h_wait(pid, 120), 0);
+    start_server(f, NULL);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    run = run_named(rep, r1);
+    assert_true(num(run, "complete"));
+    assert_int_equal(num(run, "exitcode"), 143);
+    assert_string_equal(at(run, "tags")->u.list.items[0]->u.s, "stopped");
+    free(r1);
+    r1 = sw_aprintf("%s-2", id);
+    assert_int_equal(num(run_named(rep, r1), "exitcode"), 0);
+    sw_value_free(rep);
+    free(r1);
+    free(id);
+    free(file);
+    free(text);
 }
 
 static void test_key_from_netrc_and_one_run(void **state)
@@ -584,6 +722,77 @@ static void test_commit_and_patch_uploaded(void **state)
     free(repo);
 }
 
+/* The fake's record of run `id` (ours, its display name). */
+static const sw_value *run_named(const sw_value *rep, const char *id)
+{
+    const sw_value *all = at(rep, "runs");
+
+    for (size_t i = 0; i < all->u.map.len; i++)
+        if (strcmp(str(all->u.map.vals[i], "display"), id) == 0)
+            return all->u.map.vals[i];
+    fail_msg("no run %s in W&B", id);
+    return NULL;
+}
+
+/* `sweep tag` and `sweep note` reach W&B as the run's tags and notes
+ * (UpsertBucket's `tags: [String!]` and `notes: String`, as the SDK's
+ * own UpsertBucket mutation names them), after the tag W&B's runs of a
+ * stopped or canceled state get; a label changed after an export is sent
+ * again by the next, alone. */
+static void test_tags_and_notes_reach_wandb(void **state)
+{
+    fixture *f = *state;
+    char *sweep = make_sweep(f, 2, 10), *out = NULL;
+    char *r1 = sw_aprintf("%s-1", sweep), *r2 = sw_aprintf("%s-2", sweep);
+    const sw_value *tags;
+    sw_value *rep;
+    long before;
+
+    const char *tag[] = {"tag", r1, "baseline", "lr sweep", NULL};
+    assert_int_equal(sw_h_run(&f->h, tag, NULL), 0);
+    const char *note[] = {"note", r1, "the first try,\nwith notes", NULL};
+    assert_int_equal(sw_h_run(&f->h, note, NULL), 0);
+    start_server(f, NULL);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    tags = at(run_named(rep, r1), "tags");
+    assert_int_equal(tags->u.list.len, 2);
+    assert_string_equal(tags->u.list.items[0]->u.s, "baseline");
+    assert_string_equal(tags->u.list.items[1]->u.s, "lr sweep");
+    assert_string_equal(str(run_named(rep, r1), "notes"),
+                        "the first try,\nwith notes");
+    assert_int_equal(at(run_named(rep, r2), "tags")->u.list.len, 0);
+    assert_null(str(run_named(rep, r2), "notes"));
+    sw_value_free(rep);
+
+    /* a new tag: the next export sends that run's UpsertBucket alone */
+    const char *more[] = {"tag", r2, "best", NULL};
+    assert_int_equal(sw_h_run(&f->h, more, NULL), 0);
+    before = log_lines(f);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, before);
+    expect_no_problems(rep);
+    assert_int_equal(num(at(rep, "ops"), "UpsertBucket"), 1);
+    assert_int_equal(num(rep, "rows_sent"), 0);
+    tags = at(run_named(rep, r2), "tags");
+    assert_int_equal(tags->u.list.len, 1);
+    assert_string_equal(tags->u.list.items[0]->u.s, "best");
+    sw_value_free(rep);
+    /* and then nothing */
+    before = log_lines(f);
+    assert_int_equal(export(f, sweep, NULL, &out), 0);
+    free(out);
+    rep = report(f, before);
+    assert_int_equal(num(rep, "log_requests"), 0);
+    sw_value_free(rep);
+    free(r1);
+    free(r2);
+    free(sweep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,9 +810,16 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_sends_and_records_nothing,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_stopped_run_ends_as_wandb_stops_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_args_follow_the_script,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_and_patch_uploaded, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tags_and_notes_reach_wandb, setup,
                                         teardown),
     };
 

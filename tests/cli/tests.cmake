@@ -111,3 +111,20 @@ set_tests_properties(cli.view PROPERTIES LABELS cli TIMEOUT 120 DEPENDS sweep)
 add_test(NAME cli.promote COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_promote.sh
   $<TARGET_FILE:sweep>)
 set_tests_properties(cli.promote PROPERTIES LABELS cli TIMEOUT 180)
+
+# The verbs that act on a sweep after `sweep run` made it (stop, resume
+# --run-cap, rm, tag, note, compare), through the real binary.
+add_executable(test_cli_verbs cli/test_verbs.c cli/harness.c)
+target_link_libraries(test_cli_verbs PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_verbs PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_verbs sweep)
+add_test(NAME cli.verbs COMMAND test_cli_verbs)
+set_tests_properties(cli.verbs PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# `cmake --install` to a temporary prefix: `sweep` on PATH from another
+# folder, its manual page rendered by `man -l`, its bash completion.
+add_test(NAME cli.install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_install.sh
+  ${CMAKE_BINARY_DIR})
+set_tests_properties(cli.install PROPERTIES LABELS cli TIMEOUT 120
+  ENVIRONMENT "CMAKE_COMMAND=${CMAKE_COMMAND}")

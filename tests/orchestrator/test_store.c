@@ -227,15 +227,17 @@ static void test_create_and_reopen(void **state)
 
     assert_string_equal(before, "attempts,exports,exports_key,"
                                 "gpu_samples,gpu_samples_sweep_time,"
-                                "metrics,metrics_run_step,runs,"
+                                "metrics,metrics_run_step,notes,runs,"
                                 "sqlite_autoindex_attempts_1,"
+                                "sqlite_autoindex_notes_1,"
                                 "sqlite_autoindex_runs_1,"
                                 "sqlite_autoindex_runs_2,"
-                                "sqlite_autoindex_sweeps_1,sweeps,"
-                                "sweeps_name\n");
+                                "sqlite_autoindex_sweeps_1,"
+                                "sqlite_autoindex_tags_1,sweeps,"
+                                "sweeps_name,tags\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 15);
+    assert_int_equal(user_version(f->path), 17);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -1247,6 +1249,9 @@ static void test_migration_3_keeps_running_jobs(void **state)
     raw_exec(f->path,
              "DROP TABLE attempts;"
              "DROP TABLE exports;"
+             "DROP TABLE tags;"
+             "DROP TABLE notes;"
+             "ALTER TABLE sweeps DROP COLUMN run_cap;"
              "ALTER TABLE sweeps DROP COLUMN backend_args;"
              "ALTER TABLE sweeps DROP COLUMN backend;"
              "ALTER TABLE sweeps DROP COLUMN command;"

@@ -615,7 +615,7 @@ def handle_sigterm():
 
 
 class StopRun(SystemExit):
-    """The sweep stopped this run (its early-stopping rule).
+    """The sweep stopped this run (its early-stopping rule, `sweep stop`).
 
     Raised from a mirrored wandb.log (see mirror_wandb); a SystemExit with
     status 0, so an uncaught one ends the script quietly, after the W&B run
