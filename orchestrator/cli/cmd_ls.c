@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/report.h"
 #include "orchestrator/cli/table.h"
 
 static const char help[] =
@@ -51,11 +52,52 @@ static sw_value *best_value(sw_store *st, const sw_sweep_rec *s, int *error)
     return v;
 }
 
+static int take_number(void *ctx, int64_t row, int ncols,
+                       const char *const *names, const sw_value *const *values)
+{
+    double *out = ctx;
+
+    (void)names;
+    if (row == 0 && ncols == 1)
+        (void)sw_value_number(values[0], out);
+    return SW_OK;
+}
+
+/* The GPU-hours its attempts held: ended ones from `attempts` (MIG slices
+ * as their fraction, as sweep report counts them), running ones up to
+ * now from their devices and share. */
+static sw_value *gpu_hours(sw_store *st, const sw_sweep_rec *s,
+                           sw_table_format fmt, int *error)
+{
+    sw_buf b = SW_BUF_INIT;
+    sw_value *out;
+    char *sql = sw_aprintf(
+        "select (select ifnull(sum((a.ended_at - a.started_at) * a.gpu), 0)"
+        " from attempts a join runs r on r.id = a.run_id where r.sweep_id ="
+        " '%s' and a.started_at is not null and a.ended_at is not null) +"
+        " (select ifnull(sum(((julianday('now') - 2440587.5) * 86400 -"
+        " started_at) *"
+        " json_array_length(gpus, '$.devices') * json_extract(gpus,"
+        " '$.share')), 0) from runs where sweep_id = '%s' and state ="
+        " 'running' and started_at is not null and gpus is not null)",
+        s->id, s->id);
+    double v = 0;
+
+    *error = sw_store_query(st, sql, take_number, &v);
+    free(sql);
+    if (fmt != SW_TABLE_HUMAN)
+        return sw_value_float(v / 3600.0);
+    sw_report_put_duration(&b, v, false); /* as sweep report says it */
+    out = sw_value_str(sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    return out;
+}
+
 static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s,
                      sw_table_format fmt)
 {
     int64_t counts[SW_RUN_N_STATES], runs = 0;
-    sw_value *row[10];
+    sw_value *row[11];
     int error = sw_store_count_runs(st, s->id, counts);
 
     if (error)
@@ -71,24 +113,26 @@ static int add_sweep(sw_table *t, sw_store *st, const sw_sweep_rec *s,
     row[6] = sw_value_int(counts[SW_RUN_STOPPED]);
     row[7] = sw_value_int(counts[SW_RUN_FAILED]);
     row[8] = best_value(st, s, &error);
-    row[9] = created(s, fmt);
+    row[9] = error ? sw_value_null() : gpu_hours(st, s, fmt, &error);
+    row[10] = created(s, fmt);
     sw_table_add(t, row);
     return error;
 }
 
 static int list_sweeps(sw_store *st, sw_table_format fmt)
 {
-    const char *const cols[] = {"id",
-                                "name",
-                                "state",
-                                "method",
-                                "runs",
-                                sw_run_state_name(SW_RUN_FINISHED),
-                                sw_run_state_name(SW_RUN_STOPPED),
-                                sw_run_state_name(SW_RUN_FAILED),
-                                "best",
-                                fmt == SW_TABLE_HUMAN ? "created"
-                                                      : "created_at"};
+    const char *const cols[] = {
+        "id",
+        "name",
+        "state",
+        "method",
+        "runs",
+        sw_run_state_name(SW_RUN_FINISHED),
+        sw_run_state_name(SW_RUN_STOPPED),
+        sw_run_state_name(SW_RUN_FAILED),
+        "best",
+        fmt == SW_TABLE_HUMAN ? "GPU time" : "gpu_hours",
+        fmt == SW_TABLE_HUMAN ? "created" : "created_at"};
     sw_sweep_rec *s = NULL;
     size_t n = 0, i;
     sw_table t;
@@ -96,7 +140,7 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
 
     if (error)
         return error;
-    sw_table_init(&t, 10, cols);
+    sw_table_init(&t, 11, cols);
     for (i = 0; i < n; i++) {
         if (!error)
             error = add_sweep(&t, st, &s[i], fmt);

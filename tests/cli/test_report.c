@@ -236,6 +236,7 @@ static void check_ls(const sw_h *h)
     assert_int_equal(sw_h_run(h, table, &out), 0);
     assert_non_null(strstr(out, "  best  "));
     assert_non_null(strstr(out, "created\n"));
+    assert_non_null(strstr(out, "  GPU time  "));
     assert_non_null(strstr(out, "  20"));
     free(out);
     assert_int_equal(sw_h_run(h, json, &out), 0);
@@ -244,6 +245,11 @@ static void check_ls(const sw_h *h)
     best = key(doc, "best");
     assert_near(best, qnum(h, "(select min(value) from runs where state = "
                               "'finished')"));
+    /* the sweep has ended: the GPU time of its attempts, in hours */
+    assert_near(key(doc, "gpu_hours"),
+                qnum(h, "(select sum((ended_at - started_at) * gpu) from "
+                        "attempts)") /
+                    3600);
     sw_value_free(doc);
     free(out);
 }
