@@ -179,7 +179,10 @@ static void put_row(sw_buf *b, const sw_wandb_run *run, size_t i,
         put_number(b, r->values[k].has_value ? r->values[k].value : NAN);
         first = false;
     }
-    if (r->step >= 0) {
+    /* the trainer's step is the line's _step, as wandb.log(step=s) makes
+     * it, and is not a metric of its own; only a step that did not go up
+     * (its line got the last _step + 1) is kept, as `step` */
+    if (r->step >= 0 && r->step != steps[i]) {
         put_key(b, "step", first);
         put_int(b, r->step);
         first = false;
