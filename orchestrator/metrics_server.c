@@ -153,8 +153,9 @@ struct sw_metrics_server {
     sw_metrics_server_stats stats;
     sw_http_get_fn get;
     void *get_ctx;
-    char *view_token;
-    char *ring[RING];       /* event `id` at ring[id % RING] */
+    bool viewed;                           /* a view token is asked */
+    char view_hash[SW_TOKEN_HASH_LEN + 1]; /* its SHA-256: never it */
+    char *ring[RING];                      /* event `id` at ring[id % RING] */
     unsigned long long seq; /* the last event's id; 0: none yet */
     unsigned long beat;     /* heartbeats so far */
     double last_beat;       /* monotonic: when the last one went */
@@ -608,18 +609,16 @@ unsigned long long sw_http_get_seq(const sw_http_get *g)
     return g->seq;
 }
 
-/* Whether `a` equals the view token, in time that does not depend on
- * where they differ. */
+/* Whether `a` is the view token, in time that does not depend on where
+ * they differ. */
 static bool is_view_token(const sw_metrics_server *s, const char *a)
 {
-    size_t n = strlen(s->view_token), i;
-    unsigned char d = 0;
+    char hash[SW_TOKEN_HASH_LEN + 1];
 
-    if (!a || strlen(a) != n)
+    if (!a)
         return false;
-    for (i = 0; i < n; i++)
-        d |= (unsigned char)(a[i] ^ s->view_token[i]);
-    return d == 0;
+    sw_token_hash(a, strlen(a), hash); /* kept as the run tokens are */
+    return same_hash(hash, s->view_hash);
 }
 
 /* Copies what `st` has not sent yet into buf: its retry line, a reset
@@ -833,15 +832,17 @@ static enum MHD_Result serve_get(sw_metrics_server *s, sw_metrics_report *r,
     struct MHD_Response *resp;
     const char *arg = NULL;
     enum MHD_Result ok;
+    bool by_arg = false;
     char *cookie;
 
     pthread_mutex_lock(&s->lock);
     g.seq = s->seq;
     s->stats.pages++;
     pthread_mutex_unlock(&s->lock);
-    if (s->view_token) {
+    if (s->viewed) {
         arg = sw_http_get_arg(&g, "token");
-        if (!is_view_token(s, arg) &&
+        by_arg = is_view_token(s, arg);
+        if (!by_arg &&
             !is_view_token(s, MHD_lookup_connection_value(
                                   r->conn, MHD_COOKIE_KIND, VIEW_COOKIE)))
             return respond(r->conn, MHD_HTTP_UNAUTHORIZED, false,
@@ -860,10 +861,10 @@ static enum MHD_Result serve_get(sw_metrics_server *s, sw_metrics_report *r,
         return MHD_NO;
     }
     page_headers(resp, &out);
-    if (arg && is_view_token(s, arg)) {
+    if (by_arg) {
         cookie = sw_aprintf(VIEW_COOKIE "=%s; Path=/; HttpOnly; "
                                         "SameSite=Strict",
-                            s->view_token);
+                            arg);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
         free(cookie);
     }
@@ -1267,8 +1268,9 @@ int sw_metrics_server_new(sw_metrics_server **out,
     s->run_limit = o->run_limit ? o->run_limit : 64;
     s->get = o->version >= 2 ? o->get : NULL;
     s->get_ctx = o->version >= 2 ? o->get_ctx : NULL;
-    s->view_token =
-        o->version >= 2 && o->view_token ? sw_strdup(o->view_token) : NULL;
+    s->viewed = o->version >= 2 && o->view_token;
+    if (s->viewed)
+        sw_token_hash(o->view_token, strlen(o->view_token), s->view_hash);
     s->last_beat = mono_now();
     fit_descriptors(s);
     s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1349,7 +1351,6 @@ void sw_metrics_server_free(sw_metrics_server *s)
     free(s->grants);
     for (i = 0; i < RING; i++)
         free(s->ring[i]);
-    free(s->view_token);
     free(s->base);
     free(s->listen);
     if (s->efd >= 0)
@@ -1367,6 +1368,13 @@ int sw_metrics_server_port(const sw_metrics_server *s)
 char *sw_metrics_server_run_url(const sw_metrics_server *s, const char *run_id)
 {
     return sw_aprintf("%s" PATH_PREFIX "%s" PATH_SUFFIX, s->base, run_id);
+}
+
+bool sw_metrics_server_loopback(const char *listen)
+{
+    return !listen || strncmp(listen, "127.", 4) == 0 ||
+           strncmp(listen, "localhost", 9) == 0 ||
+           strncmp(listen, "[::1]", 5) == 0 || strncmp(listen, "::1", 3) == 0;
 }
 
 const char *sw_metrics_server_base(const sw_metrics_server *s)

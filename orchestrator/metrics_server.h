@@ -150,6 +150,10 @@ void sw_metrics_report_answer_pause(sw_metrics_report *r);
 void sw_metrics_server_publish(sw_metrics_server *s, const char *name,
                                const char *json);
 
+/* Whether `listen` ("ADDR:PORT"; NULL: the default, 127.0.0.1) is a
+ * loopback address, which only this machine reaches. */
+bool sw_metrics_server_loopback(const char *listen);
+
 /* "http://host:port", the address trials are told. */
 const char *sw_metrics_server_base(const sw_metrics_server *s);
 /* The dashboard's URL for a person: the base (this host's name for a

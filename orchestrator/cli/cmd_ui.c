@@ -32,14 +32,6 @@ static const char help[] =
     "                      port); off loopback, the URL carries a view\n"
     "                      token that every request must show\n";
 
-/* Whether `listen` is a loopback address (NULL: the default, which is). */
-static bool loopback(const char *listen)
-{
-    return !listen || strncmp(listen, "127.", 4) == 0 ||
-           strncmp(listen, "localhost:", 10) == 0 ||
-           strncmp(listen, "[::1]:", 6) == 0;
-}
-
 /* The id of the sweep `key` names, checked now so a typo is said at
  * once; the caller frees it. */
 static int resolve(const char *key, char **id)
@@ -79,7 +71,7 @@ static int serve(const char *listen, const char *id)
     o.listen = listen;
     o.get = sw_site_get;
     o.get_ctx = site;
-    if (!loopback(listen)) {
+    if (!sw_metrics_server_loopback(listen)) {
         if (sw_contract_new_token(token) != SW_OK) {
             fprintf(stderr, "sweep ui: %s\n", sw_error_last());
             sw_site_free(site);

@@ -88,15 +88,6 @@ static void tell_url(sw_engine *e, sw_slot *s)
     free(url);
 }
 
-/* Whether `listen` (NULL: the default, 127.0.0.1) is a loopback
- * address, which only this machine reaches. */
-static bool loopback(const char *listen)
-{
-    return !listen || strncmp(listen, "127.", 4) == 0 ||
-           strncmp(listen, "localhost", 9) == 0 ||
-           strncmp(listen, "[::1]", 5) == 0 || strncmp(listen, "::1", 3) == 0;
-}
-
 /* Before the first launch: trials that may run on other machines (an
  * executor that places them itself: Slurm) cannot reach a server on a
  * loopback address, so their HTTP reports would fail, and they would be
@@ -108,7 +99,7 @@ void sw_engine__warn_loopback(sw_engine *e)
     int port;
 
     if (!e->server || !e->ex || !sw_executor_places_gpus(e->ex) ||
-        !loopback(listen))
+        !sw_metrics_server_loopback(listen))
         return;
     port = sw_metrics_server_port(e->server);
     if (gethostname(host, sizeof(host) - 1) != 0)
@@ -147,7 +138,8 @@ int sw_engine__start_server(sw_engine *e, const char *listen)
     e->site = sw_site_new(sw_engine_home());
     o.get = sw_site_get;
     o.get_ctx = e->site;
-    if (!loopback(listen) && (error = new_view_token(e)) != SW_OK)
+    if (!sw_metrics_server_loopback(listen) &&
+        (error = new_view_token(e)) != SW_OK)
         return error;
     o.view_token = e->view_token;
     if ((error = sw_metrics_server_new(&e->server, &o)) != SW_OK)
