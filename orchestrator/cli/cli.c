@@ -4,6 +4,7 @@
  * display, parsing numeric arguments.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -58,6 +59,15 @@ bool sw_cli_parse_seconds(const char *s, double *out)
     errno = 0;
     *out = strtod(s, &end);
     return *s && !*end && !errno && *out >= 0 && *out <= 1e9;
+}
+
+bool sw_cli_parse_price(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtod(s, &end);
+    return end != s && !*end && !errno && isfinite(*out) && *out >= 0;
 }
 
 int sw_cli_double_dash(int argc, char **argv)

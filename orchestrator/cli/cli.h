@@ -81,6 +81,10 @@ bool sw_cli_parse_u64(const char *s, uint64_t *out);
  * returns false when it is not one. */
 bool sw_cli_parse_seconds(const char *s, double *out);
 
+/* Parses `--price`: US dollars per GPU-hour, finite and at least 0;
+ * false when it is not one (report and compare say so alike). */
+bool sw_cli_parse_price(const char *s, double *out);
+
 /* Where `--` stands in argv (what follows is a trial's command), or argc
  * when it does not. */
 int sw_cli_double_dash(int argc, char **argv);

@@ -224,7 +224,6 @@ static int parse(int argc, char **argv, compare_opts *o, bool *helped)
         {"price", required_argument, NULL, 'p'},
         {"timeout", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0}};
-    char *end;
     int c;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -235,10 +234,7 @@ static int parse(int argc, char **argv, compare_opts *o, bool *helped)
         } else if (c == 'j') {
             o->json = true;
         } else if (c == 'p') {
-            errno = 0;
-            o->price = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !isfinite(o->price) ||
-                o->price < 0)
+            if (!sw_cli_parse_price(optarg, &o->price))
                 return sw_cli_usage("compare",
                                     "--price wants US dollars per GPU-hour "
                                     "(such as 2.5), not '%s'",
