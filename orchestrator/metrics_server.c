@@ -66,8 +66,9 @@
 #define NEXT_SUFFIX "/next" /* a worker asks for its next run */
 #define RUN_ID_MAX 128
 #define TOKEN_MAX 256
-#define RING 4096        /* events kept for streams that reconnect */
-#define HEARTBEAT_S 15.0 /* a stream hears something at least this often */
+#define RING 4096          /* events kept for streams that reconnect */
+#define HEARTBEAT_S 15.0   /* a stream hears something at least this often */
+#define STREAM_DRAIN_S 1.0 /* at free(), for streams to send their last */
 #define VIEW_COOKIE "sweep_view"
 
 typedef struct {
@@ -1323,6 +1324,23 @@ static void stop_reaper(sw_metrics_server *s)
     s->reaping = false;
 }
 
+/* Gives the streams, woken to end, up to STREAM_DRAIN_S to send what
+ * they still hold and close: stopping the daemon at once would drop the
+ * last events (a run's end, the sweep's) that every page waits for. A
+ * client that does not read only costs that wait. */
+static void drain_streams(sw_metrics_server *s)
+{
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    double until = mono_now() + STREAM_DRAIN_S;
+    bool open;
+
+    do {
+        pthread_mutex_lock(&s->lock);
+        open = s->streams != NULL;
+        pthread_mutex_unlock(&s->lock);
+    } while (open && mono_now() < until && nanosleep(&nap, NULL) == 0);
+}
+
 void sw_metrics_server_free(sw_metrics_server *s)
 {
     sw_metrics_report *r, *next;
@@ -1342,6 +1360,8 @@ void sw_metrics_server_free(sw_metrics_server *s)
                                  "sweep is stopping; retry");
     }
     sw_metrics_server_flush(s);
+    if (s->daemon)
+        drain_streams(s);
     stop_reaper(s);
     if (s->daemon)
         MHD_stop_daemon(s->daemon);

@@ -613,7 +613,11 @@ static void test_event_stream(void **state)
     buf[0] = '\0';
     assert_true(read_until(fd3, buf, sizeof(buf), "event: reset"));
 
+    /* the last event before free() still reaches a stream that reads */
+    sw_metrics_server_publish(srv, "sweep", "{\"n\": \"last\"}");
     sw_metrics_server_free(srv); /* every stream ends; nothing hangs */
+    buf[0] = '\0';
+    assert_true(read_until(fd3, buf, sizeof(buf), "{\"n\": \"last\"}"));
     for (i = 0; i < 3; i++) {
         int f = i == 0 ? fd : i == 1 ? fd2 : fd3;
         struct pollfd p = {f, POLLIN, 0};
