@@ -174,6 +174,10 @@ typedef struct {
     sw_budget budget;
     double sim_fail_rate; /* `sim: {fail_rate}`: --backend sim's failure
                              probability per attempt; 0: none */
+    double sim_startup;    /* `sim: {startup}`: seconds from a launch to a
+                              trial's first step; < 0: the default */
+    double sim_read_delay; /* `sim: {read_delay}`: seconds from a line's
+                              print to its reading; < 0: the default */
 } sw_spec;
 
 /* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */

@@ -318,6 +318,9 @@ static int use_clock(sw_engine *e, const sw_engine_opts *o)
             e->ex,
             o->sim_fail_rate >= 0 ? o->sim_fail_rate : e->spec->sim_fail_rate,
             e->sweep.seed);
+    if (vc && !error)
+        error = sw_executor_sim_set_timing(e->ex, e->spec->sim_startup,
+                                           e->spec->sim_read_delay);
     if (error)
         sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
     e->clock = e->clock ? e->clock : vc ? vc : &sw_clock_system;
