@@ -4,9 +4,9 @@
  * A surrogate prints its whole learning curve at once; this file turns
  * that output into the lines the simulated cluster replays (sim.c), as a
  * real trial would print them:
- *   - after its start-up (process start, imports, loading data): the
- *     executor's default, or `_startup` in its first @metrics line that
- *     has one;
+ *   - after its start-up: the launch's cost (the executor's, measured
+ *     or the file's) plus the trial's own (imports, loading data), the
+ *     `_startup` of its first @metrics line that has one;
  *   - each @metrics line `_seconds` after the one before (1 when absent;
  *     other lines, and @metrics lines of control keys only, take none);
  *   - told to train until an iteration (SWEEP_TRAIN_UNTIL), it exits
@@ -151,7 +151,8 @@ static bool left_empty(const sw_buf *b)
     return p < end && *p == '}';
 }
 
-/* The start-up and read delay the surrogate declared, over `sh`'s. */
+/* The start-up the surrogate declared (added to the launch's), and its
+ * read delay (over `sh`'s). */
 static void declared(const char *raw, size_t len, double *startup,
                      double *read_delay)
 {
@@ -193,15 +194,15 @@ void sw_sim__shape(sw_sim_curve *c, const char *raw, size_t len,
 {
     sw_buf text = SW_BUF_INIT, line = SW_BUF_INIT;
     size_t pos = 0, stop, cap[2] = {0, 0}, i;
-    double startup = sh->startup, t, v;
+    double own = 0, t, v;
     int64_t ordinal = 0, step = 0;
     bool metrics;
     const char *nl;
 
     memset(c, 0, sizeof(*c));
     c->read_delay = sh->read_delay;
-    declared(raw, len, &startup, &c->read_delay);
-    t = sh->start + startup;
+    declared(raw, len, &own, &c->read_delay);
+    t = sh->start + sh->startup + own;
     for (; pos < len; pos = stop + (nl != NULL)) {
         nl = memchr(raw + pos, '\n', len - pos);
         stop = nl ? (size_t)(nl - raw) : len;

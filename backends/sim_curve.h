@@ -11,7 +11,8 @@
 /* How an attempt's curve is cut and timed. */
 typedef struct {
     double start;      /* the launch's virtual time */
-    double startup;    /* seconds to its first step, unless a line says */
+    double startup;    /* seconds a launch costs before the trial's own
+                          start-up (its `_startup`) */
     double read_delay; /* seconds from a line's print to its reading */
     int64_t from;      /* resumed from its checkpoint: steps up to this
                           one are not trained again; 0: none */
@@ -33,9 +34,10 @@ typedef struct {
 /* Makes `c` from the `len` bytes of a surrogate's output `raw`: the
  * lines within `sh`'s from/until, timed by their `_seconds` after the
  * start-up, their control keys (_seconds, _startup, _read_delay) taken
- * out and lines left empty by that dropped. A line's `_startup` or
- * `_read_delay` overrides `sh`'s. seen[] is set by sw_sim__read_times.
- * This function can't fail; `c` is the caller's to dispose. */
+ * out and lines left empty by that dropped. A line's `_startup` adds to
+ * `sh`'s start-up; its `_read_delay` replaces `sh`'s. seen[] is set by
+ * sw_sim__read_times. This function can't fail; `c` is the caller's to dispose.
+ */
 void sw_sim__shape(sw_sim_curve *c, const char *raw, size_t len,
                    const sw_sim_shape *sh);
 

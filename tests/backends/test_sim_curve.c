@@ -80,14 +80,15 @@ static void test_startup_and_delay(void **state)
     assert_float_equal(c.seen[0], 118, 1e-9);
     assert_float_equal(c.seen[1], 125, 1e-9); /* read at its exit */
     sw_sim__curve_dispose(&c);
-    /* the trial's own, in a line of control keys only (not replayed) */
+    /* the trial's own, after the launch's, in a line of control keys
+     * only (not replayed) */
     shape(&c,
           "@metrics {\"_startup\": 7.5, \"_read_delay\": 0}\n"
           "@metrics {\"loss\": 1, \"_seconds\": 10}\n",
           5, 3, 0, 0);
     assert_int_equal(c.n, 1);
-    assert_float_equal(c.at[0], 117.5, 1e-9);
-    assert_float_equal(c.seen[0], 117.5, 1e-9);
+    assert_float_equal(c.at[0], 122.5, 1e-9);
+    assert_float_equal(c.seen[0], 122.5, 1e-9);
     sw_sim__curve_dispose(&c);
 }
 

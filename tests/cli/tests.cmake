@@ -112,6 +112,13 @@ add_test(NAME cli.promote COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_prom
   $<TARGET_FILE:sweep>)
 set_tests_properties(cli.promote PROPERTIES LABELS cli TIMEOUT 180)
 
+# The simulator against real local runs of the same curves at 0.2 s
+# steps, with Hyperband and promotion ASHA: the same decisions, wall and
+# GPU time within 5 %.
+add_test(NAME cli.sim_agrees COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_sim_agrees.sh
+  $<TARGET_FILE:sweep>)
+set_tests_properties(cli.sim_agrees PROPERTIES LABELS cli TIMEOUT 120)
+
 # The verbs that act on a sweep after `sweep run` made it (stop, resume
 # --run-cap, rm, tag, note, compare), through the real binary.
 add_executable(test_cli_verbs cli/test_verbs.c cli/harness.c)
