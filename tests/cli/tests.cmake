@@ -81,6 +81,15 @@ add_test(NAME cli.sim COMMAND test_cli_sim)
 set_tests_properties(cli.sim PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
 
+# Multi-fidelity bayes under promotion ASHA, through `--backend sim`.
+add_executable(test_cli_sim_mf cli/test_sim_mf.c cli/harness.c)
+target_link_libraries(test_cli_sim_mf PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_sim_mf PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_sim_mf sweep)
+add_test(NAME cli.sim_mf COMMAND test_cli_sim_mf)
+set_tests_properties(cli.sim_mf PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
 # One trial flooding its stdout beside a calm one with a timeout.
 add_executable(test_cli_flood cli/test_flood.c cli/harness.c)
 target_link_libraries(test_cli_flood PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
