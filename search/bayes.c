@@ -21,8 +21,9 @@
  *
  * Multi-fidelity (a sweep with rungs, sw_search_multi_fidelity): the GP
  * is fitted on the values runs had at the highest rung where n_init of
- * them have one (fidelity.c), as BOHB fits its model at the highest
- * budget with enough points; a third of those suggestions are points of
+ * them have one, as BOHB fits its model at the highest budget with
+ * enough points, the runs below that rung estimated there (fidelity.c);
+ * a tenth of those suggestions are points of
  * the initial design instead (BOHB's random_fraction). Until a rung has
  * enough, it is fitted on the ended runs, as without.
  *

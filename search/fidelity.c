@@ -12,7 +12,13 @@
  * The model of a suggestion is fitted at one level, BOHB's: the highest
  * one with at least n_min finite values. view() is the history as that
  * level sees it; the strategies fit on it exactly as they fit on the
- * ended runs' values when no level has enough.
+ * ended runs' values when no level has enough. Under promotion ASHA
+ * only the best runs of a rung reach the next, so a level alone would
+ * show the model the good region and nothing of the rest: a trial that
+ * stopped (or waits, or still trains) below the level counts there as
+ * its value at its highest rung plus the median change from that rung
+ * to the level among the trials that have both, a learning curve's
+ * shift measured on the runs that went on.
  */
 #include "search/space.h"
 
@@ -124,23 +130,72 @@ static bool value_at(const sw_level *l, uint64_t index, double *y)
     return found;
 }
 
-/* Records come in index order, so each is appended. */
-void sw_fidelity__view(const sw_level *l, const sw_history *h, sw_history *view)
+static int by_double(const void *a, const void *b)
 {
-    size_t i;
-    double y;
+    double x = *(const double *)a, y = *(const double *)b;
 
+    return x < y ? -1 : x > y;
+}
+
+/* The median change from level `k` to level `l` of the trials with a
+ * finite value at both into *shift; false when there is none. */
+static bool median_shift(const sw_level *k, const sw_level *l, double *shift)
+{
+    double *d = sw_malloc((k->len + 1) * sizeof(*d)), y;
+    size_t i, n = 0;
+
+    for (i = 0; i < k->len; i++)
+        if (isfinite(k->obs[i].y) && value_at(l, k->obs[i].index, &y) &&
+            isfinite(y))
+            d[n++] = y - k->obs[i].y;
+    if (n) {
+        qsort(d, n, sizeof(*d), by_double);
+        *shift = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+    }
+    free(d);
+    return n > 0;
+}
+
+/* Trial `index`'s estimate at the level above levels[0..n): its value
+ * at the highest of them where it has a finite one and the shift from
+ * there is known, plus that shift. */
+static bool estimate(const sw_level *levels, size_t n, const double *shift,
+                     const bool *known, uint64_t index, double *y)
+{
+    size_t k;
+
+    for (k = n; k-- > 0;)
+        if (known[k] && value_at(&levels[k], index, y) && isfinite(*y)) {
+            *y += shift[k];
+            return true;
+        }
+    return false;
+}
+
+/* Records come in index order, so each is appended. */
+void sw_fidelity__view(const sw_fidelity *f, const sw_level *l,
+                       const sw_history *h, sw_history *view)
+{
+    size_t n = (size_t)(l - f->levels), i, k;
+    double *shift = sw_malloc((n + 1) * sizeof(*shift)), y;
+    bool *known = sw_malloc((n + 1) * sizeof(*known));
+
+    for (k = 0; k < n; k++)
+        known[k] = median_shift(&f->levels[k], l, &shift[k]);
     for (i = 0; i < h->len; i++) {
         const sw_obs *o = &h->obs[i];
         const double *z = sw_history__z(h, i);
 
-        if (value_at(l, o->index, &y))
+        if (value_at(l, o->index, &y) ||
+            estimate(f->levels, n, shift, known, o->index, &y))
             sw_history__observe(view, o->index, z, y);
         else if (o->pending)
             sw_history__pending(view, o->index, z);
         else if (!isfinite(o->y)) /* failed: imputed at every level */
             sw_history__observe(view, o->index, z, NAN);
     }
+    free(shift);
+    free(known);
 }
 
 const sw_history *sw_fidelity__history(const sw_fidelity *f,
@@ -153,7 +208,7 @@ const sw_history *sw_fidelity__history(const sw_fidelity *f,
     sw_history__init(view, h->n_dims);
     if (!l)
         return h;
-    sw_fidelity__view(l, h, view);
+    sw_fidelity__view(f, l, h, view);
     *level = l->iter;
     return view;
 }

@@ -29,8 +29,9 @@
  *
  * Multi-fidelity (a sweep with rungs): the estimators are built from the
  * values runs had at the highest rung where max(N_STARTUP, parameters +
- * 1) of them have one, BOHB's densities per budget (fidelity.c); a third
- * of those suggestions are start-up points (BOHB's random_fraction).
+ * 1) of them have one, BOHB's densities per budget, the runs below that
+ * rung estimated there (fidelity.c); a tenth of those suggestions are
+ * start-up points (BOHB's random_fraction).
  */
 #include <math.h>
 #include <stdlib.h>
