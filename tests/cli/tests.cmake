@@ -103,8 +103,9 @@ set_tests_properties(cli.flood PROPERTIES LABELS cli TIMEOUT 300
 # sweep: the metrics server's threads against the loop (metrics), and
 # libuv's worker pool beside it with search suggestions (run), git
 # captures (provenance) and NVML readings (gpu_run), and the simulator's
-# pool of its own (sim). The others add no thread these do not.
-set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim
+# pool of its own (sim), with rung values held while a suggestion runs
+# (sim_mf). The others add no thread these do not.
+set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim cli.sim_mf
   APPEND PROPERTY LABELS threads)
 
 # The terminal view in a real terminal: a sweep in a tmux pane of 80 x 24,
