@@ -50,13 +50,15 @@
 
 /* Why the engine cancels an attempt, as the word a run's reason holds:
  * a timeout is a failure whose reason begins with its word ("timeout
- * after 60s"); the others are the reason itself. */
+ * after 60s"), and so is a run a PBT exploit replaced ("replaced by run
+ * ..."); the others are the reason itself. */
 #define SW_CANCELS(X)                                                          \
     X(TIMEOUT, "timeout")                                                      \
     X(STOPPED, "stopped early by the stopping rule")                           \
     X(INTERRUPTED, "interrupted") /* Ctrl-C twice */                           \
     X(TARGET, "target reached")   /* the metric's target */                    \
-    X(BY_HAND, "stopped by hand") /* `sweep stop RUN`: ends `stopped` */
+    X(BY_HAND, "stopped by hand") /* `sweep stop RUN`: ends `stopped` */       \
+    X(REPLACED, "replaced") /* PBT: an exploit took its place; `stopped` */
 
 #define SW_VOCAB_ONE_(id, word) +1
 
