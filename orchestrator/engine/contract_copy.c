@@ -11,6 +11,11 @@
  * as links, anything else (a socket, a FIFO) is left out. It is slow work
  * (it reads and writes the whole checkpoint): the engine runs it off its
  * loop.
+ *
+ * Test builds other than Release (SW_FAULT_INJECTION) read one variable,
+ * for tests/cli/test_pbt.sh: SWEEP_FAULT_COPY_WAIT=FILE holds each copy,
+ * made but not yet in place, while FILE exists, once it has created
+ * FILE.waiting: the test kills `sweep` there.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/engine/contract.h"
@@ -27,6 +33,30 @@
 #include "sweeps/error.h"
 
 #define COPY_BUF (1 << 20)
+
+#ifdef SW_FAULT_INJECTION
+/* SWEEP_FAULT_COPY_WAIT: wait while its file exists, saying so. */
+static void fault_copy_wait(void)
+{
+    const char *flag = getenv("SWEEP_FAULT_COPY_WAIT");
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    char *mark;
+    int fd;
+
+    if (!flag || access(flag, F_OK) != 0)
+        return;
+    mark = sw_aprintf("%s.waiting", flag);
+    if ((fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+        close(fd);
+    free(mark);
+    while (access(flag, F_OK) == 0)
+        nanosleep(&nap, NULL);
+}
+#else
+static void fault_copy_wait(void)
+{
+}
+#endif
 
 static int io_error(const char *what, const char *path)
 {
@@ -158,6 +188,8 @@ int sw_contract_copy_checkpoint(const char *from_run_dir,
         error = mkdir(tmp, 0700) == 0 ? SW_OK : io_error("create", tmp);
     else if (!error)
         error = copy_tree(from, tmp);
+    if (!error)
+        fault_copy_wait();
     if (!error)
         error = remove_tree(to);
     if (!error && rename(tmp, to) != 0)

@@ -79,8 +79,16 @@ check_lineage() {
   [ -n "$(at "$(q "select parent from runs where parent_iter = 3")" 3)" ] || fail "no value of the parent at 3"
 }
 
+# the lineage without the sweep's id: the same seed, the same decisions
+signature() {
+  q "select substr(id, 10), member, ifnull(substr(parent, 10), '-'), ifnull(parent_iter, '-'),
+     params ->> '\$.x', params ->> '\$.y', state from runs order by idx"
+}
+
 check_runs() {
   check_lineage
+  [ -z "${lineage:-}" ] || [ "$(signature)" = "$lineage" ] ||
+    fail "not the lineage an unbroken sweep has: $(signature) against $lineage"
   # within the space; the constants as they were
   [ "$(q "select count(*) from runs where params ->> '$.x' between 0 and 6 and params ->> '$.y' between -3 and 1 and params ->> '$.steps' = 9")" = 6 ] ||
     fail "params outside the space"
@@ -115,6 +123,7 @@ sweepfile 0.05
 (cd "$work" && "$sweep" run p.yaml --gpus 2 --seed 5 >"$work/out1" 2>&1) || { cat "$work/out1"; fail "sweep run failed"; }
 id=$(q "select id from sweeps")
 check_runs
+lineage=$(signature)
 [ "$(q "select count(*) from attempts where outcome = 'paused'")" = 8 ] || fail "not 8 pauses (4 at round 1, 4 at round 2)"
 # while a member was paused, its device held another member's attempt
 [ "$(q "select count(*) from attempts p left join attempts n on n.run_id =
@@ -194,4 +203,22 @@ wait "$pid" 2>/dev/null || true
 (cd "$work" && "$sweep" resume >"$work/out5" 2>&1) || { cat "$work/out5"; fail "the second resume failed"; }
 [ "$(q "select state from sweeps")" = finished ] || fail "the second resumed sweep did not finish"
 check_runs
+echo "== SIGKILL of sweep while a round's checkpoint is being copied, then resume"
+# (test builds hold the copy while the file exists: contract_copy.c)
+rm -rf "$SWEEP_HOME"
+: >"$work/hold"
+(cd "$work" && SWEEP_FAULT_COPY_WAIT=$work/hold exec "$sweep" run p.yaml --gpus 2 --seed 5 >"$work/out6" 2>&1) &
+pid=$!
+for _ in $(seq 1 300); do [ -f "$work/hold.waiting" ] && break; sleep 0.05; done
+[ -f "$work/hold.waiting" ] || fail "no copy was held"
+[ "$(q "select count(*) from runs where parent is not null")" = 0 ] || fail "a round was stored before its copy was made"
+[ "$(q "select count(*) from runs where state = 'paused'")" = 4 ] || fail "not 4 members paused during the copy"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+rm -f "$work/hold"
+ls "$SWEEP_HOME"/runs/*/checkpoint.copy >/dev/null 2>&1 || fail "no half-made copy was left to clean up"
+(cd "$work" && "$sweep" resume >"$work/out7" 2>&1) || { cat "$work/out7"; fail "the third resume failed"; }
+[ "$(q "select state from sweeps")" = finished ] || fail "the third resumed sweep did not finish"
+check_runs
+! ls "$SWEEP_HOME"/runs/*/checkpoint.copy >/dev/null 2>&1 || fail "a half-made copy was left"
 echo "test_pbt: ok (paused before the kill: $paused_before)"
