@@ -114,6 +114,9 @@ bool sw_sweep_state_is(const char *word, sw_sweep_state s);
 /* Whether a run's reason (may be NULL) says its last attempt was lost
  * ("lost: ...", "lost 3 times: ..."). This function can't fail. */
 bool sw_reason_is_lost(const char *reason);
+/* Whether a run's reason says a PBT exploit replaced it ("replaced by
+ * run ..."): its place went on in another run. */
+bool sw_reason_is_replaced(const char *reason);
 
 /* The lists as data, for what is made from a whole list. */
 typedef enum {

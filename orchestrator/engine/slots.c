@@ -2,10 +2,13 @@
  * slots.c - the engine's floor: the slot table (one slot per attempt the
  * engine is busy with, from its git capture to its end), the queue of
  * runs waiting to be (re)launched, the counts of ended runs and the best
- * value, and the one way a store error ends the sweep.
+ * value, and the one way a store error ends the sweep; and two things
+ * the rules above share: a run record made from a trial, and a slot told
+ * to pause where it trains to (promotion ASHA, PBT).
  *
  * It is the only code that makes or frees a slot. It calls nothing of
- * the engine above it (events.c alone), so every other file may use it.
+ * the engine above it (events.c alone, and the leaf contract.c), so
+ * every other file may use it.
  * A slot is freed holding no devices: devices.c gives them back first.
  */
 #include <math.h>

@@ -135,6 +135,11 @@ lineage=$(signature)
 grep -q "pauses: round 1 (iteration 3)" "$work/out1" || fail "no notice of a pause"
 grep -q "is replaced by run $id-5: run .*'s checkpoint at iteration 3" "$work/out1" || fail "no notice of the exploit"
 
+# the report: the losers replaced, not saved by stopping
+"$sweep" report "$id" --json | grep -q '"replaced": 2,' || fail "sweep report does not count 2 replaced"
+"$sweep" report "$id" --json | grep -q '"trial_seconds_saved_by_stopping": 0,' || fail "replaced runs counted as saved"
+"$sweep" report "$id" | grep -q "runs replaced by exploits *2" || fail "the report does not say 2 replaced"
+
 echo "== the lineage in sweep show, sweep ls and the W&B export"
 child=$id-5
 parent=$(q "select parent from runs where id = '$child'")

@@ -107,6 +107,12 @@ static void test_stored_words(void **state)
     assert_true(sw_reason_is_lost("lost 4 times: node failed"));
     assert_false(sw_reason_is_lost("exit 1"));
     assert_false(sw_reason_is_lost(NULL));
+    assert_string_equal(sw_cancel_name(SW_CANCEL_REPLACED), "replaced");
+    assert_true(sw_reason_is_replaced(
+        "replaced by run s-5, from run s-3's checkpoint at iteration 3"));
+    assert_false(sw_reason_is_replaced("replacedby"));
+    assert_false(sw_reason_is_replaced("stopped by hand"));
+    assert_false(sw_reason_is_replaced(NULL));
     assert_true(sw_sweep_state_is("failed", SW_SWEEP_FAILED));
     assert_false(sw_sweep_state_is("failed", SW_SWEEP_FINISHED));
     assert_false(sw_sweep_state_is(NULL, SW_SWEEP_FINISHED));
