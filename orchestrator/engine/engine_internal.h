@@ -461,6 +461,9 @@ void sw_engine__pbt_observe(sw_engine *e, sw_slot *s, int64_t step,
 bool sw_engine__pbt_decide(sw_engine *e, sw_slot *s);
 int sw_engine__pbt_due(sw_engine *e);
 bool sw_engine__pbt_busy(const sw_engine *e);
+/* pbt_ending(): the sweep ends; e->paused_why says where the members
+ * still paused stopped, unless a reason to stop the population did. */
+void sw_engine__pbt_ending(sw_engine *e);
 void sw_engine__decide(sw_engine *e, sw_slot *s);
 void sw_engine__decide_others(sw_engine *e);
 void sw_engine__decide_all(sw_engine *e);

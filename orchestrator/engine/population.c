@@ -518,8 +518,8 @@ int sw_engine__pbt_due(sw_engine *e)
         over(e, "the budget is spent");
     } else if (e->spec->run_cap > 0 &&
                e->next_idx + n > (uint64_t)e->spec->run_cap) {
-        why = sw_aprintf("its %zu exploits would pass run_cap (%lld)", n,
-                         (long long)e->spec->run_cap);
+        why = sw_aprintf("its %zu new run%s would pass run_cap (%lld)", n,
+                         n == 1 ? "" : "s", (long long)e->spec->run_cap);
         over(e, why);
         free(why);
     } else {
@@ -527,6 +527,14 @@ int sw_engine__pbt_due(sw_engine *e)
     }
     free(x);
     return SW_OK;
+}
+
+void sw_engine__pbt_ending(sw_engine *e)
+{
+    if (e->pbt && !e->paused_why) /* metric.target reached, say */
+        e->paused_why = sw_aprintf("paused at round %zu: the sweep ended "
+                                   "before the next",
+                                   sw_pbt_round(e->pbt));
 }
 
 bool sw_engine__pbt_busy(const sw_engine *e)

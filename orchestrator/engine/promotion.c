@@ -206,6 +206,7 @@ int sw_engine__end_paused(sw_engine *e)
 
     if (!e->promoter && !e->pbt)
         return SW_OK;
+    sw_engine__pbt_ending(e);
     error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
     for (i = 0; !error && i < n; i++) {
         if (runs[i].state != SW_RUN_PAUSED)

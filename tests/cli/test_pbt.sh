@@ -178,6 +178,17 @@ for display, (name, r) in runs.items():
 assert runs[sys.argv[2] + "-5"][1]["config"]["pbt"]["value"]["parent_iter"] == 3
 PY
 
+echo "== run_cap 5: round 1's exploit fits, round 2's does not"
+rm -rf "$SWEEP_HOME"
+sweepfile 0.02
+printf 'run_cap: 5\n' >>"$work/p.yaml"
+(cd "$work" && "$sweep" run p.yaml --seed 5 >"$work/outc" 2>&1) || { cat "$work/outc"; fail "sweep run with run_cap failed"; }
+[ "$(q "select count(*) from runs")" = 5 ] || fail "not 5 runs under run_cap 5"
+[ "$(q "select count(*) from runs where state = 'stopped' and reason = 'stopped early by the stopping rule: paused at round 2: its 1 new run would pass run_cap (5)'")" = 4 ] ||
+  fail "the members paused at round 2 did not end stopped, saying why"
+[ "$(q "select count(*) from runs where state in ('paused', 'running', 'pending', 'finished')")" = 0 ] || fail "runs left unended"
+grep -q "the population stops at round 2: its 1 new run would pass run_cap (5)" "$work/outc" || fail "no notice of the stop"
+
 echo "== SIGKILL of sweep with members paused, then sweep resume"
 rm -rf "$SWEEP_HOME"
 sweepfile 0.3
