@@ -267,7 +267,8 @@ static void lineage_cells(sw_value **row, const sw_run_rec *r,
     row[0] = r->has_member ? sw_value_int(r->member) : sw_value_null();
     if (!r->parent) {
         row[1] = sw_value_null();
-        row[2] = sw_value_null();
+        if (fmt != SW_TABLE_HUMAN) /* people have no from_iter column */
+            row[2] = sw_value_null();
     } else if (fmt == SW_TABLE_HUMAN) {
         from = sw_aprintf("%s@%lld", r->parent, (long long)r->parent_iter);
         row[1] = sw_value_str(from);

@@ -304,13 +304,14 @@ static void say_exploit(sw_engine *e, const sw_pbt_exploit *x,
     if (sw_pbt_reached(e->pbt, x->member, &lv))
         snprintf(was, sizeof(was), "%g", lv);
     sw_pbt_reached(e->pbt, x->parent, &pv);
-    sw_engine__notice(e, SW_NOTICE_INFO,
-                      "sweep %s: round %zu: run %s (%s) is replaced by run "
-                      "%s: run %s's checkpoint at iteration %lld (%g), "
-                      "perturbed",
-                      e->sweep.id, sw_pbt_round(e->pbt),
-                      member_run(e, x->member), was, child->id, child->parent,
-                      (long long)child->parent_iter, pv);
+    sw_engine__notice(
+        e, SW_NOTICE_INFO,
+        "sweep %s: round %zu: run %s (%s) is replaced by run "
+        "%s: run %s's checkpoint at iteration %lld (%g), "
+        "perturbed",
+        e->sweep.id, sw_pbt_round(e->pbt),
+        member_run(e, x->member) ? member_run(e, x->member) : "(none)", was,
+        child->id, child->parent, (long long)child->parent_iter, pv);
 }
 
 /* On a worker thread: each child's checkpoint folder, a copy of its
@@ -368,8 +369,11 @@ static int next_state(sw_engine *e, size_t m, const sw_run_rec *child,
                       sw_run_rec *r)
 {
     size_t k = sw_pbt_round(e->pbt);
-    int error = sw_store_get_run(e->st, member_run(e, m), r);
+    const char *id = member_run(e, m);
+    int error = id ? sw_store_get_run(e->st, id, r) : SW_OK;
 
+    if (!id) /* a place whose first run was never stored */
+        return SW_OK;
     if (error || r->state != SW_RUN_PAUSED) {
         sw_run_rec_dispose(r); /* ended before the round: as it ended */
         return error;
