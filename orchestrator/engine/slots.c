@@ -206,6 +206,8 @@ double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
 void sw_engine__tally(sw_engine *e, sw_run_state state, bool here)
 {
     e->done += state == SW_RUN_FINISHED;
+    e->worked += state == SW_RUN_FINISHED || state == SW_RUN_STOPPED ||
+                 state == SW_RUN_PAUSED;
     e->failed += state == SW_RUN_FAILED;
     e->stopped += state == SW_RUN_STOPPED;
     e->canceled += state == SW_RUN_CANCELED;

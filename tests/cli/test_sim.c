@@ -603,6 +603,36 @@ static void test_promotion_pauses_and_resumes(void **state)
     sw_h_dispose(&h);
 }
 
+/* Runs that paused at their rung show the command works: failures
+ * after them are a trial's bad luck, not a command that cannot run, so
+ * the first-failures rule does not give up while nothing has finished
+ * yet (with promotion, nothing finishes for a long time). */
+static void test_paused_runs_count_as_working(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "parallel: 4\nrun_cap: 24\nsim: {fail_rate: 0.5, "
+                     "startup: 0}\nearly_terminate: {type: asha, promote: "
+                     "true, min_iter: 1, eta: 3, max_iter: 27}",
+                     24, 27, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    sw_h_run(&h, run, &out);
+    assert_null(strstr(out, "all failed"));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed'") > 5,
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "in ('pending', 'paused')"),
+                     0);
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_startup_and_reading_delay),
         cmocka_unit_test(test_a_trial_declares_its_startup),
         cmocka_unit_test(test_promotion_pauses_and_resumes),
+        cmocka_unit_test(test_paused_runs_count_as_working),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
