@@ -8,7 +8,8 @@
  * line's first value arrived, each metric's last value in the line. That
  * order only ever grows at its end, so the lines already sent keep their
  * numbers on the next export and the exporter resumes at a line number.
- * Nothing is recorded in a dry run.
+ * A simulated sweep's control key (`_seconds`) is left out: it is the
+ * simulator's, not a metric. Nothing is recorded in a dry run.
  */
 #include "orchestrator/export.h"
 
@@ -56,6 +57,7 @@ typedef struct {
     sw_wandb_value *values;
     sw_wandb_value *summary;
     size_t n_summary;
+    const char *control; /* a name that is no metric, or NULL */
 } history;
 
 static void history_dispose(history *h)
@@ -142,8 +144,12 @@ static int on_metric_row(void *ctx, int64_t step, const char *name,
                          bool has_value, double value, double time)
 {
     history *h = ctx;
-    uint32_t row = line_of(h, step, time), n = intern(h, name);
+    uint32_t row, n;
 
+    if (h->control && strcmp(name, h->control) == 0)
+        return 0; /* the simulator's, not the trainer's */
+    row = line_of(h, step, time);
+    n = intern(h, name);
     sw_grow(&h->entries, &h->cap_entries, h->n_entries + 1, sizeof(entry));
     h->entries[h->n_entries++] = (entry){step, time, row, n, has_value, value};
     /* the summary: each name's value that came last */
@@ -198,6 +204,7 @@ typedef struct {
     char *sweep_id; /* ours */
     char *remote;   /* W&B's sweep id */
     char *program, *host;
+    const char *control; /* the sweep's control key, exported as no metric */
     sw_export_stats *stats;
     sw_export_rec rec;     /* the run being exported */
     const char *end_state; /* its state, when it has ended */
@@ -235,11 +242,17 @@ static const char *str_member(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
+/* The exit code W&B's SDK sends for a run W&B stopped: its stop checker
+ * (wandb/sdk/lib/run_stopping.py) sees the run's `stopped` flag and
+ * interrupts the script (interrupt.interrupt_main: a KeyboardInterrupt),
+ * which ExitHooks.exc_handler (wandb/sdk/lib/exit_hooks.py) records as
+ * 255, the code Run._atexit_cleanup then sends in the run's end. */
+#define WANDB_STOPPED_EXIT 255
+
 /* How W&B shows our run states: its end, exit code and a tag. A stopped
- * run ends as W&B's agent ends the runs it stops, by SIGTERM (then
- * SIGKILL): with the exit status a signal gives, 128 + N (143 after
- * SIGTERM, also for a trainer that exited 0 once told to stop), or its
- * own non-zero exit. */
+ * run (by a stopping rule or by hand) ends as W&B ends the runs it stops
+ * itself: its `stopped` flag set (StopRun), then its end with the SDK's
+ * exit code for it; W&B shows it killed. */
 static void end_of(const sw_run_rec *r, sw_wandb_run *run)
 {
     run->ended = r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
@@ -247,10 +260,9 @@ static void end_of(const sw_run_rec *r, sw_wandb_run *run)
     run->exit_code = 0;
     if (r->state == SW_RUN_FAILED || r->state == SW_RUN_CANCELED)
         run->exit_code = r->has_exit && r->exit_code != 0 ? r->exit_code : 1;
-    if (r->state == SW_RUN_STOPPED)
-        run->exit_code = r->signal                          ? 128 + r->signal
-                         : r->has_exit && r->exit_code != 0 ? r->exit_code
-                                                            : 128 + 15;
+    run->stopped = r->state == SW_RUN_STOPPED;
+    if (run->stopped)
+        run->exit_code = WANDB_STOPPED_EXIT;
     if (r->state == SW_RUN_STOPPED || r->state == SW_RUN_CANCELED)
         run->tag = sw_run_state_name(r->state);
 }
@@ -372,6 +384,7 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->stats->new_runs++;
         error = SW_OK;
     }
+    h.control = x->control;
     if (error == SW_OK)
         error = read_history(x->st, r->id, &h);
     if (error == SW_OK)
@@ -592,6 +605,10 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
         sw_aprintf("%s/%s/%s", sw_wandb_base_url(x->w), wo.entity, wo.project);
     x->sweep_id = sw_strdup(s->id);
     x->program = spec && spec->program ? sw_strdup(spec->program) : NULL;
+    /* --backend sim: a line's `_seconds` is the virtual time its step
+     * took (docs/simulation.md), which no W&B run logs */
+    x->control =
+        s->backend && strcmp(s->backend, "sim") == 0 ? "_seconds" : NULL;
     set_host(x, s);
     if ((error = open_sweep(x, s)) == SW_OK &&
         (error = export_runs(x, runs, n)) == SW_OK)
