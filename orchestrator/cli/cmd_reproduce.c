@@ -159,20 +159,28 @@ static void print_command(const sw_value *argv)
     sw_buf_dispose(&b);
 }
 
+/* A string of the result for a person; "-" where it has none. */
+static const char *text_of(const sw_value *v, const char *key)
+{
+    const char *s = json_str(v, key);
+
+    return s ? s : "-";
+}
+
 static void print_human(const sw_value *v)
 {
     const sw_value *argv = sw_value_map_get(v, "argv");
     const sw_value *env = sw_value_map_get(v, "env");
     const char *head = json_str(v, "head"), *branch = json_str(v, "branch");
 
-    printf("run      %s\ncode     %s\ncommit   %s", json_str(v, "run"),
-           json_str(v, "dir"), json_str(v, "commit"));
+    printf("run      %s\ncode     %s\ncommit   %s", text_of(v, "run"),
+           text_of(v, "dir"), text_of(v, "commit"));
     if (json_str(v, "snapshot"))
         printf(" (a snapshot of the work tree over %.12s%s%s)",
                head ? head : "no commit", branch ? " on " : "",
                branch ? branch : "");
-    printf("\nfrom     %s\ncwd      %s%s\n", json_str(v, "root"),
-           json_str(v, "cwd"),
+    printf("\nfrom     %s\ncwd      %s%s\n", text_of(v, "root"),
+           text_of(v, "cwd"),
            sw_value_map_get(v, "cwd_in_repository")->u.b
                ? ""
                : " (outside the repository)");
