@@ -261,12 +261,15 @@ static void check_ls(const sw_h *h)
 
 /* What people read of the same sweep: `sweep show` gives times as dates
  * and a missing value as "-" (not Python's None), and a query's table
- * shows a timestamp's every digit (not 1.79618e+09). */
+ * shows each number as stored (a timestamp's every digit, not
+ * 1.79618e+09). */
 static void check_show_and_query(const sw_h *h)
 {
     const char *show[] = {"show", "--", NULL, NULL};
     const char *query[] = {"query", "select started_at from runs limit 1",
                            NULL};
+    const char *exact[] = {
+        "query", "select 0.123456789 as x, 1796175056.303125 as t", NULL};
     char *id = NULL, *out = NULL, *nl;
 
     const char *ids[] = {"query", "select id from runs limit 1", "--csv", NULL};
@@ -285,6 +288,11 @@ static void check_show_and_query(const sw_h *h)
     assert_int_equal(sw_h_run(h, query, &out), 0);
     assert_null(strstr(out, "e+09"));
     assert_non_null(strstr(out, "\n17"));
+    free(out);
+    /* and no number rounded: what SQLite stored, as --csv gives it */
+    assert_int_equal(sw_h_run(h, exact, &out), 0);
+    assert_string_equal(out,
+                        "x            t\n0.123456789  1796175056.303125\n");
     free(out);
     free(id);
     check_ls(h);
