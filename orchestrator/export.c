@@ -8,8 +8,7 @@
  * line's first value arrived, each metric's last value in the line. That
  * order only ever grows at its end, so the lines already sent keep their
  * numbers on the next export and the exporter resumes at a line number.
- * A simulated sweep's control key (`_seconds`) is left out: it is the
- * simulator's, not a metric. Nothing is recorded in a dry run.
+ * Nothing is recorded in a dry run.
  */
 #include "orchestrator/export.h"
 
@@ -57,7 +56,6 @@ typedef struct {
     sw_wandb_value *values;
     sw_wandb_value *summary;
     size_t n_summary;
-    const char *control; /* a name that is no metric, or NULL */
 } history;
 
 static void history_dispose(history *h)
@@ -144,12 +142,8 @@ static int on_metric_row(void *ctx, int64_t step, const char *name,
                          bool has_value, double value, double time)
 {
     history *h = ctx;
-    uint32_t row, n;
+    uint32_t row = line_of(h, step, time), n = intern(h, name);
 
-    if (h->control && strcmp(name, h->control) == 0)
-        return 0; /* the simulator's, not the trainer's */
-    row = line_of(h, step, time);
-    n = intern(h, name);
     sw_grow(&h->entries, &h->cap_entries, h->n_entries + 1, sizeof(entry));
     h->entries[h->n_entries++] = (entry){step, time, row, n, has_value, value};
     /* the summary: each name's value that came last */
@@ -204,7 +198,6 @@ typedef struct {
     char *sweep_id; /* ours */
     char *remote;   /* W&B's sweep id */
     char *program, *host;
-    const char *control; /* the sweep's control key, exported as no metric */
     sw_export_stats *stats;
     sw_export_rec rec;     /* the run being exported */
     const char *end_state; /* its state, when it has ended */
@@ -384,7 +377,6 @@ static int export_run(exporter *x, const sw_run_rec *r)
         x->stats->new_runs++;
         error = SW_OK;
     }
-    h.control = x->control;
     if (error == SW_OK)
         error = read_history(x->st, r->id, &h);
     if (error == SW_OK)
@@ -605,10 +597,6 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
         sw_aprintf("%s/%s/%s", sw_wandb_base_url(x->w), wo.entity, wo.project);
     x->sweep_id = sw_strdup(s->id);
     x->program = spec && spec->program ? sw_strdup(spec->program) : NULL;
-    /* --backend sim: a line's `_seconds` is the virtual time its step
-     * took (docs/simulation.md), which no W&B run logs */
-    x->control =
-        s->backend && strcmp(s->backend, "sim") == 0 ? "_seconds" : NULL;
     set_host(x, s);
     if ((error = open_sweep(x, s)) == SW_OK &&
         (error = export_runs(x, runs, n)) == SW_OK)
