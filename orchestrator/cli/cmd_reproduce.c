@@ -26,8 +26,8 @@ static const char help[] =
     "Writes the exact code run RUN started with into DIR (default:\n"
     "$SWEEP_HOME/reproduce/RUN), and prints its command line and the\n"
     "environment sweep gave it. --json prints one object: run, sweep,\n"
-    "dir, commit, snapshot, head, branch, root, cwd, cwd_in_repository,\n"
-    "argv, env.\n";
+    "dir (absolute), commit, snapshot, head, branch, root, cwd,\n"
+    "cwd_in_repository, argv, env.\n";
 
 static const char *json_str(const sw_value *m, const char *key)
 {
@@ -206,7 +206,7 @@ static int reproduce(sw_store *st, const char *id, const char *dir_arg,
     sw_run_rec r = {0};
     sw_sweep_rec s = {0};
     sw_value *git = NULL, *result;
-    char *home = realpath(sw_contract_home(), NULL), *dir = NULL;
+    char *home = realpath(sw_contract_home(), NULL), *dir = NULL, *abs;
     int status = SW_EXIT_FAIL;
 
     if (!home)
@@ -223,6 +223,10 @@ static int reproduce(sw_store *st, const char *id, const char *dir_arg,
     if (sw_provenance_export(r.git, dir) != SW_OK) {
         fprintf(stderr, "sweep reproduce: %s\n", sw_error_last());
         goto done;
+    }
+    if ((abs = realpath(dir, NULL)) != NULL) { /* usable from anywhere */
+        free(dir);
+        dir = abs;
     }
     result = result_value(&r, &s, git, dir, home);
     if (json)

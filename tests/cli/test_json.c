@@ -378,7 +378,7 @@ static void sh_in(const char *dir, const char *cmd)
  * and environment run it again, printing what it printed. */
 static void test_reproduce_json_runs_it_again(void **state)
 {
-    char cwd[PATH_MAX], *repo, *file, *run, *out;
+    char cwd[PATH_MAX], *repo, *file, *run, *out, *again;
     sw_h h;
 
     (void)state;
@@ -419,6 +419,13 @@ static void test_reproduce_json_runs_it_again(void **state)
               "ran = open(sys.argv[3] + '/ran').read()\n"
               "assert ran == 'x=7 ' + sys.argv[2] + '\\n', ran\n",
               (const char *[]){run, out, NULL});
+    /* a folder given relative to where reproduce runs: `dir` is whole */
+    const char *rel[] = {"reproduce", run, "../../again2", "--json", NULL};
+    again = sw_aprintf("%s/again2", h.dir);
+    check_cmd(&h, rel, 0,
+              "assert doc['dir'] == os.path.realpath(sys.argv[2]), doc\n",
+              (const char *[]){again, NULL});
+    free(again);
     assert_int_equal(chdir(cwd), 0);
     setenv("SWEEP_GIT", "off", 1);
     free(out);
