@@ -214,6 +214,14 @@ int sw_executor_sim_new(sw_executor **out);
 int sw_executor_sim_set_failures(sw_executor *ex, double fail_rate,
                                  uint64_t seed);
 
+/* Sets the simulated executor's launch cost (seconds before a trial's
+ * own start-up, its `_startup`) and reading delay (from a line's print
+ * to the engine's reading; a trial's `_read_delay` replaces it); a
+ * negative value keeps the measured default. SW_EINVALID when `ex` is
+ * not the simulated executor or a value is over a day. */
+int sw_executor_sim_set_timing(sw_executor *ex, double startup,
+                               double read_delay);
+
 static inline const char *sw_executor_name(const sw_executor *ex)
 {
     return ex->methods->name;

@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
 #include "backends/executor.h"
+#include "backends/sim_curve.h"
 #include "sweeps/buf.h"
 
 #include <errno.h>
@@ -49,6 +50,13 @@
 extern char **environ;
 
 #define CURVE_MAX (256 << 20) /* bytes of a surrogate's output, at most */
+/* A trial's start-up and reading delay unless the file or the trial says
+ * (`sim: {startup, read_delay}`, `_startup`, `_read_delay`): measured on
+ * the local backend by tests/bench/bench_sim_timing.sh (medians: 17 ms
+ * from the launch to the trial's first instruction and 5 ms from its
+ * exit to its end; 0.3 ms from printing a line to storing it). */
+#define STARTUP_S 0.021
+#define READ_DELAY_S 0.0003
 
 typedef struct {
     sw_clock base;       /* first: the clock's functions cast back */
@@ -64,13 +72,12 @@ typedef struct {
     int out_fd; /* the run's stdout.log, appended to */
     pid_t pid;  /* the surrogate; 0 once reaped */
     int pidfd;
-    double start; /* virtual mono of its launch */
-    char *text;   /* the surrogate's whole output */
-    size_t len, written;
-    size_t *ends; /* line i is text[ends[i-1] .. ends[i]) */
-    double *at;   /* and appears at virtual mono at[i] */
-    size_t n, next;
-    double end_at; /* when it ends, as exit says */
+    sw_sim_shape shape; /* how its curve is cut and timed */
+    char *raw;          /* the surrogate's whole output */
+    size_t raw_len;
+    sw_sim_curve c; /* its lines, once the surrogate has exited */
+    size_t next;    /* the first line the engine has not been given */
+    size_t written; /* bytes of c.text in the run's stdout.log */
     sw_exit exit;
     uint64_t draw;     /* the failure draw's key */
     int cancel_signal; /* canceled while its surrogate ran; 0: not */
@@ -93,6 +100,7 @@ typedef struct {
     size_t surrogates; /* jobs whose process still runs */
     double fail_rate;
     uint64_t seed;
+    double startup, read_delay; /* an attempt's, unless it says */
 } sim;
 
 static const sw_executor_methods sim_methods;
@@ -157,10 +165,11 @@ static job *find_job(const sim *x, const char *key)
 
 /* ---- the replays due, soonest first ----------------------------------- */
 
-/* When `j` next has something to do: its next line, else its end. */
+/* When `j` next has something to do: its next line's reading, else its
+ * end. */
 static double due(const job *j)
 {
-    return j->next < j->n ? j->at[j->next] : j->end_at;
+    return j->next < j->c.n ? j->c.seen[j->next] : j->c.end_at;
 }
 
 static void heap_set(sim *x, size_t i, job *j)
@@ -231,9 +240,8 @@ static void free_job(job *j)
     free(j->key);
     free(j->curve_path);
     free(j->stderr_path);
-    free(j->text);
-    free(j->ends);
-    free(j->at);
+    free(j->raw);
+    sw_sim__curve_dispose(&j->c);
     free(j);
 }
 
@@ -320,56 +328,6 @@ static void draw(const sim *x, const job *j, double *u, double *v)
 
 /* ---- reading a curve -------------------------------------------------- */
 
-/* The virtual seconds a line stands for: its `_seconds` when it is a
- * @metrics line that has a non-negative finite one, 1 for another
- * @metrics line, 0 for any other line. */
-static double line_seconds(const char *p, size_t n)
-{
-    static const char tag[] = "@metrics", key[] = "\"_seconds\"";
-    const char *k, *end = p + n;
-    char num[64];
-    double v;
-    size_t m;
-
-    if (n <= sizeof(tag) - 1 || strncmp(p, tag, sizeof(tag) - 1) != 0 ||
-        (p[sizeof(tag) - 1] != ' ' && p[sizeof(tag) - 1] != '\t'))
-        return 0;
-    k = memmem(p, n, key, sizeof(key) - 1);
-    if (!k || k[-1] == '\\')
-        return 1;
-    for (k += sizeof(key) - 1; k < end && (*k == ' ' || *k == '\t'); k++)
-        ;
-    if (k == end || *k++ != ':')
-        return 1;
-    m = (size_t)(end - k) < sizeof(num) - 1 ? (size_t)(end - k)
-                                            : sizeof(num) - 1;
-    memcpy(num, k, m);
-    num[m] = '\0';
-    v = strtod(num, NULL);
-    return isfinite(v) && v >= 0 ? v : 1;
-}
-
-/* Splits the job's output into lines and gives each its virtual time;
- * a last line without its newline counts as a line. */
-static void time_lines(job *j)
-{
-    size_t pos = 0, stop, cap_ends = 0, cap_at = 0;
-    double t = j->start;
-    const char *nl;
-
-    while (pos < j->len) {
-        nl = memchr(j->text + pos, '\n', j->len - pos);
-        stop = nl ? (size_t)(nl - j->text) + 1 : j->len;
-        t += line_seconds(j->text + pos, stop - pos - (nl != NULL));
-        sw_grow(&j->ends, &cap_ends, j->n + 1, sizeof(*j->ends));
-        sw_grow(&j->at, &cap_at, j->n + 1, sizeof(*j->at));
-        j->ends[j->n] = stop;
-        j->at[j->n++] = t;
-        pos = stop;
-    }
-    j->end_at = t;
-}
-
 /* Reads the surrogate's output file whole. */
 static int read_curve(job *j)
 {
@@ -382,10 +340,11 @@ static int read_curve(job *j)
             close(fd);
         return -1;
     }
-    j->text = sw_malloc((size_t)st.st_size + 1);
-    while (j->len < (size_t)st.st_size &&
-           (got = read(fd, j->text + j->len, (size_t)st.st_size - j->len)) > 0)
-        j->len += (size_t)got;
+    j->raw = sw_malloc((size_t)st.st_size + 1);
+    while (j->raw_len < (size_t)st.st_size &&
+           (got = read(fd, j->raw + j->raw_len,
+                       (size_t)st.st_size - j->raw_len)) > 0)
+        j->raw_len += (size_t)got;
     close(fd);
     return 0;
 }
@@ -400,15 +359,15 @@ static void inject_failure(const sim *x, job *j)
     draw(x, j, &u, &v);
     if (x->fail_rate <= 0 || u >= x->fail_rate)
         return;
-    at = j->start + v * (j->end_at - j->start);
-    while (j->n > 0 && j->at[j->n - 1] > at)
-        j->n--;
-    j->end_at = at;
+    at = j->shape.start + v * (j->c.end_at - j->shape.start);
+    while (j->c.n > 0 && j->c.at[j->c.n - 1] > at)
+        j->c.n--;
+    j->c.end_at = at;
     j->exit = (sw_exit){true, 1, 0, false};
     note(j,
          "sweep sim: injected failure at virtual second %.3f (fail rate "
          "%g)\n",
-         at - j->start, x->fail_rate);
+         at - j->shape.start, x->fail_rate);
 }
 
 /* ---- launch ----------------------------------------------------------- */
@@ -502,6 +461,28 @@ static char *start_surrogate(sim *x, job *j, const sw_launch *l)
     return why;
 }
 
+/* How the attempt's curve will be cut and timed. Told to train until an
+ * iteration (a pausing rule's attempt), it is a trainer that
+ * checkpoints: it goes on from the last step its run reported. */
+static void set_shape(const sim *x, job *j, const sw_launch *l)
+{
+    const char *until = launch_env(l, "SWEEP_TRAIN_UNTIL");
+    char *log, *end;
+    size_t len = 0;
+    long long v;
+
+    j->shape = (sw_sim_shape){now_mono(x), x->startup, x->read_delay, 0, 0};
+    if (!until)
+        return;
+    v = strtoll(until, &end, 10);
+    if (end == until || *end || v <= 0)
+        return;
+    j->shape.until = v;
+    if ((log = sw_buf_read_file(l->stdout_path, &len)) != NULL)
+        j->shape.from = sw_sim__last_step(log, len);
+    free(log);
+}
+
 static int sim_launch(sw_executor *ex, const sw_launch *l)
 {
     sim *x = (sim *)ex;
@@ -519,7 +500,7 @@ static int sim_launch(sw_executor *ex, const sw_launch *l)
     j->curve_path = sw_aprintf("%s/simulated.out", l->dir);
     j->stderr_path = sw_strdup(l->stderr_path);
     j->pidfd = -1;
-    j->start = now_mono(x);
+    set_shape(x, j, l);
     j->draw = draw_key(l);
     j->out_fd =
         open(l->stdout_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -570,16 +551,19 @@ static void surrogate_done(sim *x, job *j, int status)
                                 : (sw_exit){false, 0, WTERMSIG(status), false};
     if (read_curve(j) != 0) { /* fails at once, and says why */
         j->exit = (sw_exit){true, 1, 0, false};
-        j->end_at = j->start;
+        sw_sim__shape(&j->c, "", 0, &j->shape);
+        j->c.end_at = j->shape.start;
         note(j,
              "sweep sim: cannot read the curve in %s (missing, or over "
              "%d MiB)\n",
              j->curve_path, CURVE_MAX >> 20);
-        heap_push(x, j);
-        return;
+    } else {
+        sw_sim__shape(&j->c, j->raw, j->raw_len, &j->shape);
+        inject_failure(x, j);
     }
-    time_lines(j);
-    inject_failure(x, j);
+    free(j->raw);
+    j->raw = NULL;
+    sw_sim__read_times(&j->c);
     heap_push(x, j);
 }
 
@@ -598,21 +582,28 @@ static void reap(sim *x)
     }
 }
 
-/* Appends the lines of `j` due by `now`; ends it when its end is due,
- * else puts it back in its place among the replays. */
-static void replay(sim *x, job *j, double now)
+/* Appends to the run's stdout.log the lines of `j` with a time (of
+ * `t`: their reading, or their print) by `now`, and tells the engine. */
+static void give_lines(sim *x, job *j, const double *t, double now)
 {
     size_t from = j->written, to = from;
     ssize_t w;
 
-    while (j->next < j->n && j->at[j->next] <= now)
-        to = j->ends[j->next++];
-    while (from < to && (w = write(j->out_fd, j->text + from, to - from)) > 0)
+    while (j->next < j->c.n && t[j->next] <= now)
+        to = j->c.ends[j->next++];
+    while (from < to && (w = write(j->out_fd, j->c.text + from, to - from)) > 0)
         from += (size_t)w;
     if (to > j->written) /* on our clock the engine reads only when told */
         push_event(x, SW_JOB_OUTPUT, j->key, NULL, NULL, NULL);
     j->written = to;
-    if (j->next == j->n && j->end_at <= now)
+}
+
+/* Gives the engine the lines of `j` read by `now`; ends it when its end
+ * is due, else puts it back in its place among the replays. */
+static void replay(sim *x, job *j, double now)
+{
+    give_lines(x, j, j->c.seen, now);
+    if (j->next == j->c.n && j->c.end_at <= now)
         end_job(x, j, &j->exit);
     else
         sift_down(x, j->hpos);
@@ -647,6 +638,8 @@ static int sim_cancel(sw_executor *ex, const char *key, bool force)
         j->cancel_signal = killed.signal;
         return SW_OK;
     }
+    /* what it printed before the signal is in its log, read at its end */
+    give_lines(x, j, j->c.at, now_mono(x));
     end_job(x, j, &killed);
     return SW_OK;
 }
@@ -737,6 +730,8 @@ int sw_executor_sim_new(sw_executor **out)
     sim *x = sw_calloc(1, sizeof(*x));
 
     x->base.methods = &sim_methods;
+    x->startup = STARTUP_S;
+    x->read_delay = READ_DELAY_S;
     x->clock.base = (sw_clock){vclock_mono, vclock_wall};
     x->clock.mono0 = x->clock.mono = real_clock(CLOCK_MONOTONIC);
     x->clock.wall0 = real_clock(CLOCK_REALTIME);
@@ -767,5 +762,23 @@ int sw_executor_sim_set_failures(sw_executor *ex, double fail_rate,
                             fail_rate);
     x->fail_rate = fail_rate;
     x->seed = seed;
+    return SW_OK;
+}
+
+int sw_executor_sim_set_timing(sw_executor *ex, double startup,
+                               double read_delay)
+{
+    sim *x = (sim *)ex;
+
+    if (ex->methods != &sim_methods)
+        return sw_error_set(SW_EINVALID,
+                            "start-up and reading delay are simulated only "
+                            "with --backend sim");
+    if (!(startup <= 86400) || !(read_delay <= 86400))
+        return sw_error_set(SW_EINVALID,
+                            "a simulated start-up or reading delay must be "
+                            "at most a day");
+    x->startup = startup >= 0 ? startup : STARTUP_S;
+    x->read_delay = read_delay >= 0 ? read_delay : READ_DELAY_S;
     return SW_OK;
 }

@@ -235,11 +235,17 @@ static const char *str_member(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
+/* The exit code W&B's SDK sends for a run W&B stopped: its stop checker
+ * (wandb/sdk/lib/run_stopping.py) sees the run's `stopped` flag and
+ * interrupts the script (interrupt.interrupt_main: a KeyboardInterrupt),
+ * which ExitHooks.exc_handler (wandb/sdk/lib/exit_hooks.py) records as
+ * 255, the code Run._atexit_cleanup then sends in the run's end. */
+#define WANDB_STOPPED_EXIT 255
+
 /* How W&B shows our run states: its end, exit code and a tag. A stopped
- * run ends as W&B's agent ends the runs it stops, by SIGTERM (then
- * SIGKILL): with the exit status a signal gives, 128 + N (143 after
- * SIGTERM, also for a trainer that exited 0 once told to stop), or its
- * own non-zero exit. */
+ * run (by a stopping rule or by hand) ends as W&B ends the runs it stops
+ * itself: its `stopped` flag set (StopRun), then its end with the SDK's
+ * exit code for it; W&B shows it killed. */
 static void end_of(const sw_run_rec *r, sw_wandb_run *run)
 {
     run->ended = r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
@@ -247,10 +253,9 @@ static void end_of(const sw_run_rec *r, sw_wandb_run *run)
     run->exit_code = 0;
     if (r->state == SW_RUN_FAILED || r->state == SW_RUN_CANCELED)
         run->exit_code = r->has_exit && r->exit_code != 0 ? r->exit_code : 1;
-    if (r->state == SW_RUN_STOPPED)
-        run->exit_code = r->signal                          ? 128 + r->signal
-                         : r->has_exit && r->exit_code != 0 ? r->exit_code
-                                                            : 128 + 15;
+    run->stopped = r->state == SW_RUN_STOPPED;
+    if (run->stopped)
+        run->exit_code = WANDB_STOPPED_EXIT;
     if (r->state == SW_RUN_STOPPED || r->state == SW_RUN_CANCELED)
         run->tag = sw_run_state_name(r->state);
 }

@@ -801,14 +801,24 @@ static void top_code(sw_spec__ctx *c, const sw_value *v, const char *path)
 static void sim_key(sw_spec__ctx *c, const char *key, const sw_value *v,
                     const char *path, void *arg)
 {
-    double *rate = &c->spec->sim_fail_rate;
+    double *rate = &c->spec->sim_fail_rate, *secs;
 
     (void)arg;
-    if (strcmp(key, "fail_rate") != 0)
-        sw_spec__unknown_key_in(c, key, v, path, "fail_rate");
-    else if (sw_spec__want_number(c, v, path, rate) &&
-             !(*rate >= 0 && *rate <= 1))
-        sw_spec__err(c, v, path, "must be a probability from 0 to 1");
+    if (strcmp(key, "fail_rate") == 0) {
+        if (sw_spec__want_number(c, v, path, rate) &&
+            !(*rate >= 0 && *rate <= 1))
+            sw_spec__err(c, v, path, "must be a probability from 0 to 1");
+        return;
+    }
+    secs = strcmp(key, "startup") == 0      ? &c->spec->sim_startup
+           : strcmp(key, "read_delay") == 0 ? &c->spec->sim_read_delay
+                                            : NULL;
+    if (!secs)
+        sw_spec__unknown_key_in(c, key, v, path,
+                                "fail_rate startup read_delay");
+    else if (sw_spec__want_number(c, v, path, secs) &&
+             !(*secs >= 0 && *secs <= 86400))
+        sw_spec__err(c, v, path, "must be seconds from 0 to 86400");
 }
 
 static void top_sim(sw_spec__ctx *c, const sw_value *v, const char *path)
@@ -965,6 +975,7 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     spec->early_terminate.grace = SW_STOP_DEFAULT_GRACE;
     spec->pbt.quantile = SW_PBT_DEFAULT_QUANTILE;
     spec->pbt.resample_probability = SW_PBT_DEFAULT_RESAMPLE;
+    spec->sim_startup = spec->sim_read_delay = -1;
     if (!doc || doc->type == SW_NULL) {
         sw_diags_add(diags, false, doc ? doc->line : 0, doc ? doc->col : 0,
                      NULL, "the sweep file is empty");

@@ -194,9 +194,13 @@ typedef struct {
                            NULL when absent (spec_slurm.c) */
     size_t n_slurm_args, cap_slurm_args;
     sw_budget budget;
-    double sim_fail_rate; /* `sim: {fail_rate}`: --backend sim's failure
-                             probability per attempt; 0: none */
-    sw_pbt_spec pbt;      /* `pbt:`; read only with method: pbt */
+    double sim_fail_rate;  /* `sim: {fail_rate}`: --backend sim's failure
+                              probability per attempt; 0: none */
+    double sim_startup;    /* `sim: {startup}`: seconds from a launch to a
+                              trial's first step; < 0: the default */
+    double sim_read_delay; /* `sim: {read_delay}`: seconds from a line's
+                              print to its reading; < 0: the default */
+    sw_pbt_spec pbt;       /* `pbt:`; read only with method: pbt */
 } sw_spec;
 
 /* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */

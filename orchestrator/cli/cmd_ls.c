@@ -23,14 +23,14 @@ static sw_value *str_or_null(const char *s)
     return s ? sw_value_str(s) : sw_value_null();
 }
 
-/* When a sweep was made: a local date for people, Unix seconds for
+/* When a sweep was made: a local date for people, ISO 8601 (UTC) for
  * scripts. */
 static sw_value *created(const sw_sweep_rec *s, sw_table_format fmt)
 {
     char text[32];
 
     if (fmt != SW_TABLE_HUMAN)
-        return sw_value_float(s->created_at);
+        return sw_cli_iso_time(s->created_at);
     if (!sw_cli_local_time(text, sizeof(text), s->created_at, false))
         return sw_value_null();
     return sw_value_str(text);

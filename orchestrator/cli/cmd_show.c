@@ -4,6 +4,7 @@
  * (git commit, dirty flag, branch, remote, snapshot, patch, files left
  * out), its lineage under PBT (its place in the population, the run its
  * checkpoint came from), and the last value of each metric it reported.
+ * Its times are local dates for people and ISO 8601 (UTC) in --json.
  */
 #include <getopt.h>
 #include <string.h>
@@ -55,7 +56,17 @@ static sw_value *lineage_value(const sw_run_rec *r)
     return v;
 }
 
-static sw_value *run_value(sw_store *st, const sw_run_rec *r)
+/* A recorded time: Unix seconds for the view below (which writes it as
+ * a local date), ISO 8601 in --json; null when not recorded. */
+static sw_value *time_value(double t, sw_table_format fmt)
+{
+    if (fmt != SW_TABLE_HUMAN)
+        return sw_cli_iso_time(t);
+    return t > 0 ? sw_value_float(t) : sw_value_null();
+}
+
+static sw_value *run_value(sw_store *st, const sw_run_rec *r,
+                           sw_table_format fmt)
 {
     sw_value *v = sw_value_map(), *params = NULL, *argv = NULL;
     sw_value *metrics = sw_value_map(), *tags = sw_value_list();
@@ -81,12 +92,8 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
                                  : sw_value_null());
     sw_value_map_set(v, "signal",
                      r->signal ? sw_value_int(r->signal) : sw_value_null());
-    sw_value_map_set(v, "started_at",
-                     r->started_at > 0 ? sw_value_float(r->started_at)
-                                       : sw_value_null());
-    sw_value_map_set(v, "ended_at",
-                     r->ended_at > 0 ? sw_value_float(r->ended_at)
-                                     : sw_value_null());
+    sw_value_map_set(v, "started_at", time_value(r->started_at, fmt));
+    sw_value_map_set(v, "ended_at", time_value(r->ended_at, fmt));
     /* Slurm: why its job waits (started_at is then its submission), and
      * how long its attempt waited before it started */
     sw_value_map_set(v, "pending_reason",
@@ -245,7 +252,7 @@ int sw_cmd_show(int argc, char **argv)
     if (error) {
         fprintf(stderr, "sweep show: %s\n", sw_error_last());
     } else {
-        v = run_value(st, &r);
+        v = run_value(st, &r, fmt);
         if (fmt == SW_TABLE_HUMAN) {
             print_human(v);
         } else {

@@ -185,6 +185,24 @@ static void use_command(sw_spec *sp, char *const *command)
     sp->n_command = n;
 }
 
+int sw_engine_check(sw_spec **out, const char *path, const char *text,
+                    char *const *command, sw_diags *diags)
+{
+    int error = text ? sw_spec_parse(out, path, text, strlen(text), diags)
+                     : sw_spec_load(out, path, diags);
+
+    if (!error && command && command[0])
+        use_command(*out, command);
+    if (!error)
+        sw_command_check(*out, diags);
+    if (!error && diags->errors) {
+        sw_spec_free(*out);
+        *out = NULL;
+        error = SW_EINVALID;
+    }
+    return error;
+}
+
 int sw_engine_load(sw_spec **out, const char *path, const char *text,
                    char *const *command)
 {
@@ -192,18 +210,8 @@ int sw_engine_load(sw_spec **out, const char *path, const char *text,
     int error;
 
     sw_diags_init(&diags, path);
-    error = text ? sw_spec_parse(out, path, text, strlen(text), &diags)
-                 : sw_spec_load(out, path, &diags);
-    if (!error && command && command[0])
-        use_command(*out, command);
-    if (!error)
-        sw_command_check(*out, &diags);
+    error = sw_engine_check(out, path, text, command, &diags);
     sw_diags_print(&diags, stderr);
-    if (!error && diags.errors) {
-        sw_spec_free(*out);
-        *out = NULL;
-        error = SW_EINVALID;
-    }
     if (error && diags.len == 0)
         fprintf(stderr, "%s\n", sw_error_last());
     sw_diags_dispose(&diags);
@@ -319,6 +327,9 @@ static int use_clock(sw_engine *e, const sw_engine_opts *o)
             e->ex,
             o->sim_fail_rate >= 0 ? o->sim_fail_rate : e->spec->sim_fail_rate,
             e->sweep.seed);
+    if (vc && !error)
+        error = sw_executor_sim_set_timing(e->ex, e->spec->sim_startup,
+                                           e->spec->sim_read_delay);
     if (error)
         sw_engine__notice(e, SW_NOTICE_ERROR, "sweep: %s", sw_error_last());
     e->clock = e->clock ? e->clock : vc ? vc : &sw_clock_system;

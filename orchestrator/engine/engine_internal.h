@@ -268,6 +268,8 @@ struct sw_engine {
     double requests_at; /* monotonic: when it was last looked at */
     int signal;         /* the last signal that interrupted it */
     size_t done, failed, stopped, canceled;
+    size_t worked; /* ends that show the command works: finished,
+                      stopped or paused (the first-failures rule) */
     bool has_best;
     double best;
     char *best_run;

@@ -510,7 +510,7 @@ static bool probation_room(sw_engine *e)
     double now = now_mono(e);
     sw_slot *s;
 
-    if (e->done > 0 || max == 0)
+    if (e->worked > 0 || max == 0)
         return true;
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
@@ -579,7 +579,7 @@ static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
 {
     size_t max = e->max_initial_failures;
 
-    if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
+    if (e->gave_up || e->worked > 0 || max == 0 || e->failed_here < max)
         return;
     e->gave_up = true;
     sw_engine__notice(e, SW_NOTICE_ERROR,
@@ -733,6 +733,7 @@ static int finish(sw_engine *e, sw_slot *s)
         free(s->rec.reason);
         s->rec.reason = sw_aprintf(
             "paused: %s", s->stop_verdict ? s->stop_verdict : "at its rung");
+        sw_engine__tally(e, s->rec.state, true);
     } else if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
         free(s->rec.reason); /* by hand; else the rule's word, its verdict */
@@ -770,8 +771,8 @@ static int finish(sw_engine *e, sw_slot *s)
     if ((error = commit_state(e, s, SW_RUN_RUNNING, &end)) != SW_OK)
         return sw_engine__fatal(e, error);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
-        s->rec.state == SW_RUN_STOPPED)
-        sw_engine__tell_search(e, &s->rec, true);
+        s->rec.state == SW_RUN_STOPPED || s->rec.state == SW_RUN_PAUSED)
+        sw_engine__tell_search(e, &s->rec, true); /* paused: its rung's */
     if (s->rec.state == SW_RUN_PENDING)
         sw_engine__enqueue(e, &s->rec);
     if (how == END_EXITED && x->disk && !s->adopted)
@@ -1239,7 +1240,7 @@ double sw_engine__next_wake(sw_engine *e)
         consider(&w, s->phase == SW_SLOT_KILLED ? 0 : s->force_at);
         if (!e->virtual_time)
             consider(&w, e->last_tail + TAIL_S);
-        if (!s->proven && !s->queued && e->done == 0 &&
+        if (!s->proven && !s->queued && e->worked == 0 &&
             !sw_engine__stopping(e) &&
             s->launched_at + PROBATION_S > now_mono(e))
             consider(&w, s->launched_at + PROBATION_S);

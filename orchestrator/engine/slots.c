@@ -263,6 +263,8 @@ void sw_engine__pause(sw_engine *e, sw_slot *s, char *why)
 void sw_engine__tally(sw_engine *e, sw_run_state state, bool here)
 {
     e->done += state == SW_RUN_FINISHED;
+    e->worked += state == SW_RUN_FINISHED || state == SW_RUN_STOPPED ||
+                 state == SW_RUN_PAUSED;
     e->failed += state == SW_RUN_FAILED;
     e->stopped += state == SW_RUN_STOPPED;
     e->canceled += state == SW_RUN_CANCELED;

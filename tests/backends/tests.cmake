@@ -13,3 +13,4 @@ set_property(TEST backends.gpu APPEND PROPERTY ENVIRONMENT
 sw_test(backends wandb sw_backends)
 sw_test(backends slurm sw_backends)
 sw_test(backends sim sw_backends)
+sw_test(backends sim_curve sw_backends)

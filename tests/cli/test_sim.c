@@ -54,7 +54,9 @@ static const char curve_awk[] =
 
 /* A grid over `n_lr` learning rates 0.1, 0.2, ... of the surrogate, `steps`
  * steps of secs + slope * lr seconds; `metric` goes into the metric's
- * mapping, `extra` at the top level. */
+ * mapping, `extra` at the top level. Without a `sim:` in `extra`, trials
+ * start and are read at once (no start-up, no reading delay), so the
+ * tests' times are round. */
 static char *sim_sweep(const sw_h *h, const char *metric, const char *extra,
                        int n_lr, int steps, double secs, double slope)
 {
@@ -66,10 +68,13 @@ static char *sim_sweep(const sw_h *h, const char *metric, const char *extra,
     chmod(script, 0755);
     sw_buf_printf(&b,
                   "method: grid\nmetric: {name: loss, goal: minimize%s}\n"
-                  "command: [%s, \"${args}\"]\n%s\nparameters:\n"
+                  "command: [%s, \"${args}\"]\n%s\n%sparameters:\n"
                   "  steps: {value: %d}\n  secs: {value: %g}\n"
                   "  slope: {value: %g}\n  lr: {values: [",
-                  metric, script, extra, steps, secs, slope);
+                  metric, script, extra,
+                  strstr(extra, "sim:") ? ""
+                                        : "sim: {startup: 0, read_delay: 0}\n",
+                  steps, secs, slope);
     for (i = 0; i < n_lr; i++)
         sw_buf_printf(&b, "%s%.1f", i ? ", " : "", 0.1 * (i + 1));
     sw_buf_puts(&b, "]}\n");
@@ -454,8 +459,8 @@ static void test_failures_are_seeded_and_retried(void **state)
     sw_h_dispose(&h);
     sw_h_init(&h);
     free(file);
-    file =
-        sim_sweep(&h, "", "retries: 1\nsim: {fail_rate: 0.4}", 16, 60, 60, 0);
+    file = sim_sweep(&h, "", "retries: 1\nsim: {fail_rate: 0.4, startup: 0}",
+                     16, 60, 60, 0);
     const char *by_file[] = {"run", file,     "--backend", "sim",     "-p",
                              "4",   "--seed", "11",        "--quiet", NULL};
     assert_int_equal(sw_h_run(&h, by_file, NULL), 0);
@@ -485,6 +490,149 @@ static void test_usage_errors_make_no_sweep(void **state)
     sw_h_dispose(&h);
 }
 
+/* A start-up and a reading delay, the file's and a trial's own: each
+ * attempt holds its device for its start-up and its steps; each value
+ * is stored its delay after its step, the last one at the trial's exit;
+ * the control keys are the simulation's, not metrics. */
+static void test_startup_and_reading_delay(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", "sim: {startup: 30, read_delay: 5}", 2, 4, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where "
+                                    "abs(ended_at - started_at - 270) < 1e-3"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join "
+                                    "runs r on r.id = m.run_id where "
+                                    "abs(m.time - r.started_at - 30 - 60 * "
+                                    "m.step - (m.step < 4) * 5) < 1e-3"),
+                     8);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics where name "
+                                    "like '\\_%' escape '\\'"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* A trial that declares its own start-up: `_startup` in its first line
+ * (a line of control keys only, which stores nothing), after the
+ * launch's measured 0.021 s. */
+static void test_a_trial_declares_its_startup(void **state)
+{
+    sw_h h;
+    char *file, *script;
+    static const char trial[] =
+        "#!/bin/sh\n"
+        "echo '@metrics {\"_startup\": 12.5}'\n"
+        "echo '@metrics {\"step\": 1, \"loss\": 1, \"_seconds\": 10}'\n";
+    sw_buf b = SW_BUF_INIT;
+
+    (void)state;
+    sw_h_init(&h);
+    script = sw_h_file(&h, "own.sh", trial);
+    chmod(script, 0755);
+    sw_buf_printf(&b,
+                  "method: grid\nmetric: {name: loss}\n"
+                  "parameters: {x: {values: [1, 2]}}\ncommand: [%s]\n",
+                  script);
+    file = sw_h_file(&h, "own.yaml", sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    free(script);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state = "
+                                    "'finished' and abs(ended_at - "
+                                    "started_at - 22.521) < 1e-6"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics"), 2);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Promotion ASHA on surrogates that print their whole curve from step 1:
+ * the simulator cuts each attempt at its SWEEP_TRAIN_UNTIL and resumes a
+ * promoted run after the step it paused at, so every attempt after the
+ * first begins where the one before ended, no step is stored twice, and
+ * a paused run holds no device (never more than 2 attempts at once). */
+static void test_promotion_pauses_and_resumes(void **state)
+{
+    sw_h h;
+    char *file;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "parallel: 2\nearly_terminate: {type: asha, promote: "
+                     "true, min_iter: 1, eta: 3, max_iter: 9}",
+                     9, 9, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_true(sw_h_count(&h, "select count(*) from attempts where outcome "
+                               "= 'paused'") >= 9 + 3);
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'finished'") >= 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from (select run_id, "
+                                    "step from metrics group by run_id, step "
+                                    "having count(*) > 1)"),
+                     0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from (select max(step) "
+                                    "s from metrics group by run_id) where s "
+                                    "not in (1, 3, 9)"),
+                     0);
+    /* each attempt: 60 s a step, from the step after the last one before */
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts a where "
+                                    "abs(a.ended_at - a.started_at - 60 * "
+                                    "((select max(step) from metrics m where "
+                                    "m.run_id = a.run_id and m.time <= "
+                                    "a.ended_at + 1e-6) - coalesce((select "
+                                    "max(step) from metrics m where m.run_id "
+                                    "= a.run_id and m.time < a.started_at), "
+                                    "0))) > 1e-3"),
+                     0);
+    assert_int_equal(sw_h_count(&h, "select max((select count(*) from "
+                                    "attempts o where o.started_at <= "
+                                    "a.started_at and o.ended_at > "
+                                    "a.started_at)) from attempts a"),
+                     2);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* Runs that paused at their rung show the command works: failures
+ * after them are a trial's bad luck, not a command that cannot run, so
+ * the first-failures rule does not give up while nothing has finished
+ * yet (with promotion, nothing finishes for a long time). */
+static void test_paused_runs_count_as_working(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "parallel: 4\nrun_cap: 24\nsim: {fail_rate: 0.5, "
+                     "startup: 0}\nearly_terminate: {type: asha, promote: "
+                     "true, min_iter: 1, eta: 3, max_iter: 27}",
+                     24, 27, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    sw_h_run(&h, run, &out);
+    assert_null(strstr(out, "all failed"));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed'") > 5,
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "in ('pending', 'paused')"),
+                     0);
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +646,10 @@ int main(void)
         cmocka_unit_test(test_budget_stops_new_trials),
         cmocka_unit_test(test_budget_counts_across_resume),
         cmocka_unit_test(test_usage_errors_make_no_sweep),
+        cmocka_unit_test(test_startup_and_reading_delay),
+        cmocka_unit_test(test_a_trial_declares_its_startup),
+        cmocka_unit_test(test_promotion_pauses_and_resumes),
+        cmocka_unit_test(test_paused_runs_count_as_working),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
