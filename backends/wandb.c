@@ -455,6 +455,27 @@ void sw_wandb_run_name(char out[9], const char *run_id)
     out[8] = 0;
 }
 
+/* PBT's lineage as a config value: {"member": 2, "parent": "3f2a-1",
+ * "parent_run": "<W&B's name of it>", "parent_iter": 8}, parent and
+ * parent_run null for a run that started from scratch. */
+static sw_value *lineage(const sw_wandb_run *run)
+{
+    sw_value *v = sw_value_map();
+    char name[9];
+
+    sw_value_map_set(v, "member", sw_value_int(run->member));
+    if (run->parent)
+        sw_wandb_run_name(name, run->parent);
+    sw_value_map_set(v, "parent",
+                     run->parent ? sw_value_str(run->parent) : sw_value_null());
+    sw_value_map_set(v, "parent_run",
+                     run->parent ? sw_value_str(name) : sw_value_null());
+    sw_value_map_set(v, "parent_iter",
+                     run->parent ? sw_value_int(run->parent_iter)
+                                 : sw_value_null());
+    return v;
+}
+
 /* The `_wandb` key W&B's SDK adds to every run's config: wandb-core's
  * RunConfig.AddInternalData (core/internal/runconfig/runconfig.go)
  * always sets `t` (the client's telemetry, field number to value) and
@@ -466,18 +487,20 @@ void sw_wandb_run_name(char out[9], const char *run_id)
 #define WANDB_INTERNAL "{\"value\": {\"t\": {}, \"m\": []}}"
 
 /* W&B's config: {"param": {"value": v}, ..., "_wandb": ...}, nested
- * values as they are. */
-static char *run_config(const char *params)
+ * values as they are; a PBT run's lineage as one more, "pbt". */
+static char *run_config(const sw_wandb_run *run)
 {
     sw_value *v = NULL;
     sw_buf b = SW_BUF_INIT;
 
-    if (sw_json_parse(&v, params, strlen(params)) != SW_OK ||
+    if (sw_json_parse(&v, run->params, strlen(run->params)) != SW_OK ||
         v->type != SW_MAP) {
         sw_value_free(v);
         sw_error_clear();
         return sw_strdup("{\"_wandb\": " WANDB_INTERNAL "}");
     }
+    if (run->pbt && !sw_value_map_get(v, "pbt"))
+        sw_value_map_set(v, "pbt", lineage(run));
     sw_buf_putc(&b, '{');
     for (size_t i = 0; i < v->u.map.len; i++) {
         sw_wandb__json_str(&b, v->u.map.keys[i], strlen(v->u.map.keys[i]));
@@ -498,7 +521,7 @@ static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
                           const char *name)
 {
     cJSON *vars = cJSON_CreateObject(), *tags = cJSON_CreateArray();
-    char *config = run_config(run->params);
+    char *config = run_config(run);
 
     cJSON_AddStringToObject(vars, "name", name);
     cJSON_AddStringToObject(vars, "project", w->project);

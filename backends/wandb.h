@@ -122,6 +122,15 @@ typedef struct {
     size_t n_rows;
     const sw_wandb_value *summary; /* each metric's last value */
     size_t n_summary;
+    /* method pbt: the run's lineage, sent in its config as "pbt":
+     * {"member", "parent" (our id of the run its checkpoint came from;
+     * W&B's run name of it, "parent_run"), "parent_iter"}; not sent
+     * when a parameter is called pbt. parent NULL: it started from
+     * scratch. */
+    bool pbt;
+    int64_t member;
+    const char *parent;
+    int64_t parent_iter;
 } sw_wandb_run;
 
 /* What has been sent of one run. The caller gives what earlier exports

@@ -279,6 +279,10 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
     run->patch = patch && access(patch, R_OK) == 0 ? patch : NULL;
     run->argv = r->argv;
     run->started_at = r->created_at > 0 ? r->created_at : r->started_at;
+    run->pbt = r->has_member;
+    run->member = r->member;
+    run->parent = r->parent;
+    run->parent_iter = r->parent_iter;
     end_of(r, run);
     run->rows = h->rows;
     run->n_rows = h->n_rows;

@@ -83,12 +83,41 @@ static void describe_budget(sw_buf *b, const sw_budget *bu)
     sw_buf_puts(b, " (then no new trials)\n");
 }
 
+/* method pbt: the population, its rounds, who copies whom and how they
+ * are perturbed, in two lines. */
+static void describe_pbt(sw_buf *b, const sw_pbt_spec *pbt)
+{
+    int64_t rounds = (pbt->max_iter + pbt->interval - 1) / pbt->interval;
+    int64_t q = (int64_t)ceil((double)pbt->population * pbt->quantile - 1e-9);
+    size_t i;
+
+    q = q > pbt->population / 2 ? pbt->population / 2 : q < 1 ? 1 : q;
+    sw_buf_printf(b,
+                  "pbt: population %lld, %lld rounds of %lld iterations to "
+                  "%lld; at each, the bottom %lld copy one of the top %lld "
+                  "(quantile %g)\n",
+                  (long long)pbt->population, (long long)rounds,
+                  (long long)pbt->interval, (long long)pbt->max_iter,
+                  (long long)q, (long long)q, pbt->quantile);
+    sw_buf_puts(b, "perturb: values times ");
+    for (i = 0; i < pbt->n_factors; i++)
+        sw_buf_printf(b, "%s%g", i ? " or " : "", pbt->factors[i]);
+    sw_buf_printf(b, ", resampled with probability %g\n",
+                  pbt->resample_probability);
+}
+
 static void describe_size(sw_buf *b, const sw_spec *spec)
 {
     uint64_t n;
     bool saturated;
 
-    if (spec->method != SW_METHOD_GRID) {
+    if (spec->method == SW_METHOD_PBT) {
+        describe_pbt(b, &spec->pbt);
+        sw_buf_printf(b,
+                      "trials: %lld (the population), then one more for "
+                      "each exploit",
+                      (long long)spec->pbt.population);
+    } else if (spec->method != SW_METHOD_GRID) {
         sw_buf_puts(b, "trials: unbounded");
     } else if (sw_grid_size(spec, &n, &saturated) != SW_OK) {
         sw_buf_printf(b, "grid size: none (%s)", sw_error_last());

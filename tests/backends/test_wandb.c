@@ -527,6 +527,55 @@ static void test_a_line_over_the_limit_is_refused(void **state)
     free(r);
 }
 
+/* A PBT run's lineage goes in its config as "pbt", with W&B's name of
+ * its parent; a parameter called pbt keeps its name and the lineage is
+ * left out. */
+static void test_pbt_lineage_in_the_config(void **state)
+{
+    fake_run *r = sw_malloc(sizeof(*r));
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
+    char name[9], *want, *text;
+    session s;
+    sw_value *v;
+
+    (void)state;
+    make_run(r, 1);
+    r->run.pbt = true;
+    r->run.member = 2;
+    r->run.parent = "s1-3";
+    r->run.parent_iter = 8;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 0);
+    sw_wandb_run_name(name, "s1-3");
+    want = sw_aprintf("{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
+                      "3}}, \"pbt\": {\"value\": {\"member\": 2, \"parent\": "
+                      "\"s1-3\", \"parent_run\": \"%s\", \"parent_iter\": 8}}, "
+                      "\"_wandb\": {\"value\": {\"t\": {}, \"m\": []}}}",
+                      name);
+    assert_string_equal(at(v, "body/variables/config")->u.s, want);
+    free(want);
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+
+    m = (sw_wandb_mark){0, -1, false, false, false, 0, 0, false};
+    r->run.params = "{\"pbt\": 1}";
+    r->run.parent = NULL;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 0);
+    assert_string_equal(at(v, "body/variables/config")->u.s,
+                        "{\"pbt\": {\"value\": 1}, \"_wandb\": {\"value\": "
+                        "{\"t\": {}, \"m\": []}}}");
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_step_is_the_trainers_own),
         cmocka_unit_test(test_a_stopped_run_is_stopped_before_its_end),
         cmocka_unit_test(test_a_line_over_the_limit_is_refused),
+        cmocka_unit_test(test_pbt_lineage_in_the_config),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

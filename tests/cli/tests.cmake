@@ -112,6 +112,13 @@ add_test(NAME cli.promote COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_prom
   $<TARGET_FILE:sweep>)
 set_tests_properties(cli.promote PROPERTIES LABELS cli TIMEOUT 180)
 
+# PBT through the real binary: a population of 4 in 3 rounds, exploits
+# from the best member's checkpoint, lineage in the store, show, ls and
+# the W&B export; SIGKILL with members paused, then sweep resume.
+add_test(NAME cli.pbt COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_pbt.sh
+  $<TARGET_FILE:sweep>)
+set_tests_properties(cli.pbt PROPERTIES LABELS cli TIMEOUT 240)
+
 # The simulator against real local runs of the same curves at 0.2 s
 # steps, with Hyperband and promotion ASHA: the same decisions, wall and
 # GPU time within 5 %.
