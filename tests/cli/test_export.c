@@ -691,7 +691,9 @@ static void test_stopped_run_ends_as_wandb_stops_one(void **state)
  * time a step took; `_startup`, docs/simulation.md) are the
  * simulator's, not the trainer's metrics: the engine never stores them,
  * so W&B gets them neither in a line nor in the summary, and the
- * trainer's loss as it is. */
+ * trainer's loss as it is. Its three virtual hours, which run ahead of
+ * the wall clock, are moved back to end by the export: no line is in
+ * the future. */
 static void test_sim_control_key_is_no_metric(void **state)
 {
     fixture *f = *state;
@@ -699,10 +701,11 @@ static void test_sim_control_key_is_no_metric(void **state)
                             "#!/bin/sh\necho '@metrics {\"_startup\": 5}'\n"
                             "for i in 1 2 3; do echo \"@metrics "
                             "{\\\"step\\\": $i, \\\"loss\\\": $i, "
-                            "\\\"_seconds\\\": 60}\"; done\n");
+                            "\\\"_seconds\\\": 3600}\"; done\n");
     char *text, *file, *out = NULL, *id;
     const sw_value *run;
-    sw_value *rep;
+    sw_value *rep, *line = NULL;
+    double when;
 
     chmod(train, 0755);
     text = sw_aprintf("method: grid\nmetric: {name: loss, goal: minimize}\n"
@@ -730,6 +733,14 @@ static void test_sim_control_key_is_no_metric(void **state)
     assert_null(strstr(str(run, "first_line"), "_startup"));
     assert_non_null(strstr(str(run, "first_line"), "\"loss\": 1"));
     assert_null(sw_value_map_get(at(run, "summary"), "_seconds"));
+    assert_int_equal(sw_json_parse(&line, str(run, "first_line"),
+                                   strlen(str(run, "first_line"))),
+                     SW_OK);
+    assert_true(sw_value_number(sw_value_map_get(line, "_timestamp"), &when));
+    /* the first of 3 hours: 2 before the last, which is at most now */
+    assert_true(when <= (double)time(NULL) - 7000);
+    assert_true(when >= (double)time(NULL) - 3 * 3600 - 600);
+    sw_value_free(line);
     sw_value_free(rep);
     free(id);
     free(file);
