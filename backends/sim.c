@@ -73,6 +73,9 @@ typedef struct {
     pid_t pid;  /* the surrogate; 0 once reaped */
     int pidfd;
     sw_sim_shape shape; /* how its curve is cut and timed */
+    char *mark_path;    /* under a pausing rule, the step its simulated
+                           checkpoint holds; NULL otherwise */
+    int64_t trained;    /* the last step it has trained */
     char *raw;          /* the surrogate's whole output */
     size_t raw_len;
     sw_sim_curve c; /* its lines, once the surrogate has exited */
@@ -240,6 +243,7 @@ static void free_job(job *j)
     free(j->key);
     free(j->curve_path);
     free(j->stderr_path);
+    free(j->mark_path);
     free(j->raw);
     sw_sim__curve_dispose(&j->c);
     free(j);
@@ -257,6 +261,12 @@ static void drop_job(sim *x, job *j)
 /* Queues the end of job `j` and forgets it. */
 static void end_job(sim *x, job *j, const sw_exit *how)
 {
+    FILE *f;
+
+    if (j->mark_path && (f = fopen(j->mark_path, "w")) != NULL) {
+        fprintf(f, "%lld\n", (long long)j->trained);
+        fclose(f);
+    }
     push_event(x, SW_JOB_ENDED, j->key, NULL, how, NULL);
     drop_job(x, j);
 }
@@ -461,12 +471,28 @@ static char *start_surrogate(sim *x, job *j, const sw_launch *l)
     return why;
 }
 
+/* The step the simulated checkpoint at `path` holds; -1 when none. */
+static int64_t read_mark(const char *path)
+{
+    char *text = sw_buf_read_file(path, NULL), *end;
+    long long v = text ? strtoll(text, &end, 10) : -1;
+
+    if (text && (end == text || v < 0))
+        v = -1;
+    free(text);
+    return v;
+}
+
 /* How the attempt's curve will be cut and timed. Told to train until an
  * iteration (a pausing rule's attempt), it is a trainer that
- * checkpoints: it goes on from the last step its run reported. */
+ * checkpoints: its checkpoint folder holds the step it trained to (a
+ * file the simulator keeps there, so a copy of another run's checkpoint,
+ * as PBT makes, goes on from that run's step), else its run's
+ * stdout.log says. */
 static void set_shape(const sim *x, job *j, const sw_launch *l)
 {
-    const char *until = launch_env(l, "SWEEP_TRAIN_UNTIL");
+    const char *until = launch_env(l, "SWEEP_TRAIN_UNTIL"),
+               *ckpt = launch_env(l, "SWEEP_CHECKPOINT_DIR");
     char *log, *end;
     size_t len = 0;
     long long v;
@@ -478,9 +504,17 @@ static void set_shape(const sim *x, job *j, const sw_launch *l)
     if (end == until || *end || v <= 0)
         return;
     j->shape.until = v;
-    if ((log = sw_buf_read_file(l->stdout_path, &len)) != NULL)
-        j->shape.from = sw_sim__last_step(log, len);
-    free(log);
+    if (ckpt) {
+        j->mark_path = sw_aprintf("%s/sweep-sim.step", ckpt);
+        j->shape.from = read_mark(j->mark_path);
+    }
+    if (j->shape.from < 0 || !ckpt) {
+        j->shape.from = 0;
+        if ((log = sw_buf_read_file(l->stdout_path, &len)) != NULL)
+            j->shape.from = sw_sim__last_step(log, len);
+        free(log);
+    }
+    j->trained = j->shape.from;
 }
 
 static int sim_launch(sw_executor *ex, const sw_launch *l)
@@ -589,8 +623,11 @@ static void give_lines(sim *x, job *j, const double *t, double now)
     size_t from = j->written, to = from;
     ssize_t w;
 
-    while (j->next < j->c.n && t[j->next] <= now)
+    while (j->next < j->c.n && t[j->next] <= now) {
+        if (j->c.step[j->next] > j->trained)
+            j->trained = j->c.step[j->next];
         to = j->c.ends[j->next++];
+    }
     while (from < to && (w = write(j->out_fd, j->c.text + from, to - from)) > 0)
         from += (size_t)w;
     if (to > j->written) /* on our clock the engine reads only when told */

@@ -179,13 +179,15 @@ static void declared(const char *raw, size_t len, double *startup,
 }
 
 static void add_line(sw_sim_curve *c, sw_buf *text, const sw_buf *line,
-                     double at, size_t *cap)
+                     double at, int64_t step, size_t *cap)
 {
     sw_buf_put(text, line->ptr, line->len);
     sw_buf_putc(text, '\n');
     sw_grow(&c->ends, &cap[0], c->n + 1, sizeof(*c->ends));
     sw_grow(&c->at, &cap[1], c->n + 1, sizeof(*c->at));
+    sw_grow(&c->step, &cap[2], c->n + 1, sizeof(*c->step));
     c->ends[c->n] = text->len;
+    c->step[c->n] = step;
     c->at[c->n++] = at;
 }
 
@@ -193,7 +195,7 @@ void sw_sim__shape(sw_sim_curve *c, const char *raw, size_t len,
                    const sw_sim_shape *sh)
 {
     sw_buf text = SW_BUF_INIT, line = SW_BUF_INIT;
-    size_t pos = 0, stop, cap[2] = {0, 0}, i;
+    size_t pos = 0, stop, cap[3] = {0, 0, 0}, i;
     double own = 0, t, v;
     int64_t ordinal = 0, step = 0;
     bool metrics;
@@ -226,7 +228,7 @@ void sw_sim__shape(sw_sim_curve *c, const char *raw, size_t len,
             continue; /* in its checkpoint: not trained again */
         if (metrics)
             t += line_seconds(raw + pos, stop - pos);
-        add_line(c, &text, &line, t, cap);
+        add_line(c, &text, &line, t, step, cap);
     }
     c->end_at = t;
     c->len = text.len;
@@ -269,5 +271,6 @@ void sw_sim__curve_dispose(sw_sim_curve *c)
     free(c->ends);
     free(c->at);
     free(c->seen);
+    free(c->step);
     memset(c, 0, sizeof(*c));
 }

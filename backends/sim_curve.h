@@ -21,11 +21,13 @@ typedef struct {
 } sw_sim_shape;
 
 /* The lines an attempt prints, in order: line i is text[ends[i-1] ..
- * ends[i]), printed at at[i] and read by the engine at seen[i]. */
+ * ends[i]), printed at at[i] and read by the engine at seen[i]; step[i]
+ * is its step, the one before's for a line that is not @metrics. */
 typedef struct {
     char *text;
     size_t len, n;
     size_t *ends;
+    int64_t *step;
     double *at, *seen;
     double end_at; /* when its process exits */
     double read_delay;

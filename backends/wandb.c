@@ -7,7 +7,9 @@
  * A run is exported as UpsertBucket (creating or updating it, and telling
  * how many history lines W&B already holds), then CreateRunFiles and a PUT
  * of each file W&B lacks (wandb-metadata.json, the run's diff.patch), then
- * file_stream requests (wandb_stream.c). W&B's historyLineCount is trusted
+ * for a run that was stopped StopRun (the run's `stopped` flag, as W&B's
+ * own Stop button and its sweep controller set it), then file_stream
+ * requests (wandb_stream.c). W&B's historyLineCount is trusted
  * over the caller's record when it is ahead: an export killed after W&B
  * took a request but before the caller recorded it resumes after those
  * lines, never sending them again.
@@ -278,8 +280,8 @@ static const gql_op upsert_bucket = {
     " $jobType, state: $state, sweep: $sweep, tags: $tags, summaryMetrics:"
     " $summaryMetrics}) { bucket { id name displayName historyLineCount }"
     " inserted } }",
-    "{\"upsertBucket\": {\"bucket\": {\"historyLineCount\": 0},"
-    " \"inserted\": true}}"};
+    "{\"upsertBucket\": {\"bucket\": {\"id\": \"dry-run\", "
+    "\"historyLineCount\": 0}, \"inserted\": true}}"};
 
 static const gql_op create_run_files = {
     "CreateRunFiles", "createRunFiles",
@@ -290,6 +292,15 @@ static const gql_op create_run_files = {
     "{\"createRunFiles\": {\"uploadHeaders\": [], \"files\": [{\"name\":"
     " \"wandb-metadata.json\", \"uploadUrl\": \"<uploadUrl>\"}, {\"name\":"
     " \"diff.patch\", \"uploadUrl\": \"<uploadUrl>\"}]}}"};
+
+/* The text of W&B's own StopRun (core/api/graphql/mutation_stop_run.graphql
+ * in wandb/wandb): it sets a running run's `stopped` flag by its storage
+ * id, as the App's Stop button and wandb.Api().run(...).stop() do; W&B
+ * then shows the run as killed once it ends. Idempotent. */
+static const gql_op stop_run = {
+    "StopRun", "stopRun",
+    "mutation StopRun($id: ID!) { stopRun(input: {id: $id}) { success } }",
+    "{\"stopRun\": {\"success\": true}}"};
 
 /* Posts `q` with `vars` (consumed) and gives the answer's data.FIELD in
  * *out (owned by *root, which the caller deletes); both NULL when no
@@ -444,26 +455,63 @@ void sw_wandb_run_name(char out[9], const char *run_id)
     out[8] = 0;
 }
 
-/* W&B's config: {"param": {"value": v}, ...}, nested values as they are. */
-static char *run_config(const char *params)
+/* PBT's lineage as a config value: {"member": 2, "parent": "3f2a-1",
+ * "parent_run": "<W&B's name of it>", "parent_iter": 8}, parent and
+ * parent_run null for a run that started from scratch. */
+static sw_value *lineage(const sw_wandb_run *run)
+{
+    sw_value *v = sw_value_map();
+    char name[9];
+
+    sw_value_map_set(v, "member", sw_value_int(run->member));
+    if (run->parent)
+        sw_wandb_run_name(name, run->parent);
+    sw_value_map_set(v, "parent",
+                     run->parent ? sw_value_str(run->parent) : sw_value_null());
+    sw_value_map_set(v, "parent_run",
+                     run->parent ? sw_value_str(name) : sw_value_null());
+    sw_value_map_set(v, "parent_iter",
+                     run->parent ? sw_value_int(run->parent_iter)
+                                 : sw_value_null());
+    return v;
+}
+
+/* The `_wandb` key W&B's SDK adds to every run's config: wandb-core's
+ * RunConfig.AddInternalData (core/internal/runconfig/runconfig.go)
+ * always sets `t` (the client's telemetry, field number to value) and
+ * `m` (its define_metric list, [] when the run starts:
+ * core/internal/runupserter/runupserter.go), and cli_version and
+ * python_version only when the client gave them. wandb-core puts its
+ * own version in `t`; not being W&B's client, we claim none: `t` is
+ * empty, as for a client that reports no telemetry. */
+#define WANDB_INTERNAL "{\"value\": {\"t\": {}, \"m\": []}}"
+
+/* W&B's config: {"param": {"value": v}, ..., "_wandb": ...}, nested
+ * values as they are; a PBT run's lineage as one more, "pbt". */
+static char *run_config(const sw_wandb_run *run)
 {
     sw_value *v = NULL;
     sw_buf b = SW_BUF_INIT;
 
-    if (sw_json_parse(&v, params, strlen(params)) != SW_OK ||
+    if (sw_json_parse(&v, run->params, strlen(run->params)) != SW_OK ||
         v->type != SW_MAP) {
         sw_value_free(v);
         sw_error_clear();
-        return sw_strdup("{}");
+        return sw_strdup("{\"_wandb\": " WANDB_INTERNAL "}");
     }
+    if (run->pbt && !sw_value_map_get(v, "pbt"))
+        sw_value_map_set(v, "pbt", lineage(run));
     sw_buf_putc(&b, '{');
     for (size_t i = 0; i < v->u.map.len; i++) {
-        sw_buf_puts(&b, i ? ", " : "");
         sw_wandb__json_str(&b, v->u.map.keys[i], strlen(v->u.map.keys[i]));
         sw_buf_puts(&b, ": {\"value\": ");
         sw_value_write_json(&b, v->u.map.vals[i], false);
-        sw_buf_putc(&b, '}');
+        sw_buf_puts(&b, "}, ");
     }
+    if (!sw_value_map_get(v, "_wandb")) /* a parameter of that name wins */
+        sw_buf_puts(&b, "\"_wandb\": " WANDB_INTERNAL);
+    else if (b.len > 1)
+        b.len -= 2;
     sw_buf_putc(&b, '}');
     sw_value_free(v);
     return sw_buf_detach(&b);
@@ -473,7 +521,7 @@ static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
                           const char *name)
 {
     cJSON *vars = cJSON_CreateObject(), *tags = cJSON_CreateArray();
-    char *config = run_config(run->params);
+    char *config = run_config(run);
 
     cJSON_AddStringToObject(vars, "name", name);
     cJSON_AddStringToObject(vars, "project", w->project);
@@ -496,9 +544,10 @@ static cJSON *bucket_vars(const sw_wandb *w, const sw_wandb_run *run,
     return vars;
 }
 
-/* Creates or updates the run; *lines gets the history lines W&B holds. */
+/* Creates or updates the run; *lines gets the history lines W&B holds
+ * and *node its storage id (the caller frees). */
 static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
-                      int64_t *lines)
+                      int64_t *lines, char **node)
 {
     cJSON *root = NULL, *ans, *bucket, *count;
     int error =
@@ -509,11 +558,24 @@ static int upsert_run(sw_wandb *w, const sw_wandb_run *run, const char *name,
     *lines = cJSON_IsNumber(count) && count->valuedouble > 0
                  ? (int64_t)count->valuedouble
                  : 0;
-    if (error == SW_OK && !cJSON_IsObject(bucket))
+    if (error == SW_OK && !str_of(bucket, "id"))
         error = sw_error_set(SW_EIO,
                              "W&B at %s: UpsertBucket: an answer without "
-                             "the run",
+                             "the run's id",
                              w->base);
+    *node = error == SW_OK ? sw_strdup(str_of(bucket, "id")) : NULL;
+    cJSON_Delete(root);
+    return error;
+}
+
+/* Sets the run's `stopped` flag, as W&B does for the runs it stops. */
+static int stop(sw_wandb *w, const char *node)
+{
+    cJSON *vars = cJSON_CreateObject(), *root = NULL, *ans;
+    int error;
+
+    cJSON_AddStringToObject(vars, "id", node);
+    error = graphql(w, &stop_run, vars, &root, &ans);
     cJSON_Delete(root);
     return error;
 }
@@ -704,7 +766,7 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
 {
     int64_t before = w->http ? sw_wandb__http_count(w->http) : w->printed;
     int64_t lines = 0;
-    char name[9];
+    char name[9], *node = NULL;
     unsigned uploaded = 0;
     int error;
 
@@ -712,7 +774,7 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
     if (sw_wandb_run_done(run, mark))
         return SW_OK;
     sw_wandb_run_name(name, run->id);
-    if ((error = upsert_run(w, run, name, &lines)) < 0)
+    if ((error = upsert_run(w, run, name, &lines, &node)) < 0)
         goto done;
     if (!mark->labels) { /* the upsert carried them */
         mark->labels = true;
@@ -728,8 +790,13 @@ int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
     }
     if ((error = upload_files(w, run, name, mark, &uploaded)) < 0)
         goto done;
+    /* stopped while it runs, as W&B stops its own: before its end */
+    if (run->ended && run->stopped && !mark->ended &&
+        (error = stop(w, node)) < 0)
+        goto done;
     error = sw_wandb__stream(w, run, name, uploaded, mark, fn, ctx);
 done:
+    free(node);
     mark->requests =
         (w->http ? sw_wandb__http_count(w->http) : w->printed) - before;
     return error;

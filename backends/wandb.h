@@ -112,14 +112,25 @@ typedef struct {
     const char *tag;     /* one tag: its run state, as the store has it */
     char *const *tags;   /* the run's own tags (`sweep tag`), n_tags */
     size_t n_tags;
-    const char *notes;        /* its note (`sweep note`) */
-    double started_at;        /* unix seconds: _runtime counts from it */
-    bool ended;               /* false: still running, sent as running */
-    int exit_code;            /* when ended */
+    const char *notes; /* its note (`sweep note`) */
+    double started_at; /* unix seconds: _runtime counts from it */
+    bool ended;        /* false: still running, sent as running */
+    int exit_code;     /* when ended */
+    bool stopped;      /* ended early (a stopping rule, `sweep stop`): W&B is
+                          told it stopped the run (StopRun) before its end */
     const sw_wandb_row *rows; /* its whole history, in order */
     size_t n_rows;
     const sw_wandb_value *summary; /* each metric's last value */
     size_t n_summary;
+    /* method pbt: the run's lineage, sent in its config as "pbt":
+     * {"member", "parent" (our id of the run its checkpoint came from;
+     * W&B's run name of it, "parent_run"), "parent_iter"}; not sent
+     * when a parameter is called pbt. parent NULL: it started from
+     * scratch. */
+    bool pbt;
+    int64_t member;
+    const char *parent;
+    int64_t parent_iter;
 } sw_wandb_run;
 
 /* What has been sent of one run. The caller gives what earlier exports
@@ -146,9 +157,9 @@ bool sw_wandb_run_done(const sw_wandb_run *run, const sw_wandb_mark *mark);
 
 /* Sends what `mark` says W&B lacks of `run`: the run itself (config, git
  * facts, sweep), its files (wandb-metadata.json, diff.patch), the history
- * lines from the mark on (in
- * requests under the size limit), the summary, and its end. A run
- * already done sends nothing. */
+ * lines from the mark on (in requests under the size limit), the
+ * summary, and its end (a stopped run's StopRun first). A run already
+ * done sends nothing. */
 int sw_wandb_export_run(sw_wandb *w, const sw_wandb_run *run,
                         sw_wandb_mark *mark, sw_wandb_mark_fn fn, void *ctx);
 

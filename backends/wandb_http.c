@@ -135,8 +135,21 @@ static bool append(struct curl_slist **list, const char *s)
     return true;
 }
 
+/* Whether W&B's upload headers name a Content-Type. */
+static bool has_content_type(const sw_wandb__req *r)
+{
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (strncasecmp(r->headers[i], "Content-Type:", 13) == 0)
+            return true;
+    return false;
+}
+
 /* The headers of one request; the caller frees the list (NULL: out of
- * memory). */
+ * memory). An upload carries W&B's upload headers alone, as wandb-core's
+ * DefaultFileTransfer.Upload sends them
+ * (core/internal/filetransfer/file_transfer_default.go): not the
+ * Content-Type libcurl gives every body (application/x-www-form-
+ * urlencoded), which a signed URL may refuse. */
 static struct curl_slist *headers_of(const sw_wandb_http *h,
                                      const sw_wandb__req *r)
 {
@@ -147,6 +160,8 @@ static struct curl_slist *headers_of(const sw_wandb_http *h,
         return NULL;
     if (r->auth && (!append(&list, h->auth) ||
                     !append(&list, "Content-Type: application/json")))
+        return NULL;
+    if (!r->auth && !has_content_type(r) && !append(&list, "Content-Type:"))
         return NULL;
     for (size_t i = 0; i < r->n_headers; i++)
         if (!append(&list, r->headers[i]))

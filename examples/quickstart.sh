@@ -11,8 +11,15 @@ cmake --preset release >/dev/null
 cmake --build --preset release
 prefix="${SWEEP_PREFIX:-$HOME/.local}"
 cmake --install build/release --prefix "$prefix" >/dev/null
-export PATH="$prefix/bin:$PATH"
 echo "quickstart: installed $prefix/bin/sweep (man sweep; bash completion)"
+# `man sweep` finds the page from PATH alone (man-db looks in
+# PREFIX/share/man for PREFIX/bin), so PATH is all a shell needs
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "quickstart: $prefix/bin is not on your PATH; add it, e.g." \
+       "echo 'export PATH=\"$prefix/bin:\$PATH\"' >> ~/.bashrc" ;;
+esac
+export PATH="$prefix/bin:$PATH"
 export SWEEP_HOME="${SWEEP_HOME:-$PWD/.sweep}"
 # The trainer needs the PyTorch and scikit-learn just installed, which are
 # Debian's: when the `python` first on PATH (pyenv, conda, a venv) lacks

@@ -56,6 +56,7 @@ typedef struct {
     sw_wandb_value *values;
     sw_wandb_value *summary;
     size_t n_summary;
+    double shift; /* added to each time: the sweep's (see exporter) */
 } history;
 
 static void history_dispose(history *h)
@@ -142,7 +143,11 @@ static int on_metric_row(void *ctx, int64_t step, const char *name,
                          bool has_value, double value, double time)
 {
     history *h = ctx;
-    uint32_t row = line_of(h, step, time), n = intern(h, name);
+    uint32_t row, n;
+
+    time += h->shift;
+    row = line_of(h, step, time);
+    n = intern(h, name);
 
     sw_grow(&h->entries, &h->cap_entries, h->n_entries + 1, sizeof(entry));
     h->entries[h->n_entries++] = (entry){step, time, row, n, has_value, value};
@@ -203,6 +208,10 @@ typedef struct {
     const char *end_state; /* its state, when it has ended */
     char *labels;          /* its tags and note as JSON, to record once sent */
     int64_t run_rows;      /* of the run being exported, sent so far */
+    double shift;          /* added to every time: a simulated sweep's
+                              virtual clock runs ahead of the wall's, and
+                              W&B would show it in the future; it is moved
+                              back to end by the export, durations kept */
     double last_draw;
     size_t done, total;
 } exporter;
@@ -235,11 +244,17 @@ static const char *str_member(const sw_value *v, const char *key)
     return x && x->type == SW_STR ? x->u.s : NULL;
 }
 
+/* The exit code W&B's SDK sends for a run W&B stopped: its stop checker
+ * (wandb/sdk/lib/run_stopping.py) sees the run's `stopped` flag and
+ * interrupts the script (interrupt.interrupt_main: a KeyboardInterrupt),
+ * which ExitHooks.exc_handler (wandb/sdk/lib/exit_hooks.py) records as
+ * 255, the code Run._atexit_cleanup then sends in the run's end. */
+#define WANDB_STOPPED_EXIT 255
+
 /* How W&B shows our run states: its end, exit code and a tag. A stopped
- * run ends as W&B's agent ends the runs it stops, by SIGTERM (then
- * SIGKILL): with the exit status a signal gives, 128 + N (143 after
- * SIGTERM, also for a trainer that exited 0 once told to stop), or its
- * own non-zero exit. */
+ * run (by a stopping rule or by hand) ends as W&B ends the runs it stops
+ * itself: its `stopped` flag set (StopRun), then its end with the SDK's
+ * exit code for it; W&B shows it killed. */
 static void end_of(const sw_run_rec *r, sw_wandb_run *run)
 {
     run->ended = r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
@@ -247,10 +262,9 @@ static void end_of(const sw_run_rec *r, sw_wandb_run *run)
     run->exit_code = 0;
     if (r->state == SW_RUN_FAILED || r->state == SW_RUN_CANCELED)
         run->exit_code = r->has_exit && r->exit_code != 0 ? r->exit_code : 1;
-    if (r->state == SW_RUN_STOPPED)
-        run->exit_code = r->signal                          ? 128 + r->signal
-                         : r->has_exit && r->exit_code != 0 ? r->exit_code
-                                                            : 128 + 15;
+    run->stopped = r->state == SW_RUN_STOPPED;
+    if (run->stopped)
+        run->exit_code = WANDB_STOPPED_EXIT;
     if (r->state == SW_RUN_STOPPED || r->state == SW_RUN_CANCELED)
         run->tag = sw_run_state_name(r->state);
 }
@@ -273,7 +287,12 @@ static void run_of(const exporter *x, const sw_run_rec *r, const sw_value *git,
     run->host = x->host;
     run->patch = patch && access(patch, R_OK) == 0 ? patch : NULL;
     run->argv = r->argv;
-    run->started_at = r->created_at > 0 ? r->created_at : r->started_at;
+    run->started_at =
+        (r->created_at > 0 ? r->created_at : r->started_at) + x->shift;
+    run->pbt = r->has_member;
+    run->member = r->member;
+    run->parent = r->parent;
+    run->parent_iter = r->parent_iter;
     end_of(r, run);
     run->rows = h->rows;
     run->n_rows = h->n_rows;
@@ -350,7 +369,7 @@ static int on_mark(void *ctx, const sw_wandb_mark *m)
 
 static int export_run(exporter *x, const sw_run_rec *r)
 {
-    history h = {0};
+    history h = {.shift = x->shift};
     sw_value *git = NULL;
     sw_labels labels = {NULL, 0, NULL};
     sw_wandb_run run;
@@ -565,6 +584,23 @@ static int export_runs(exporter *x, const sw_run_rec *runs, size_t n)
     return error;
 }
 
+/* How far back a simulated sweep's times go so that its last one is no
+ * later than now; 0 for any other sweep. */
+static double simulated_shift(const sw_sweep_rec *s, const sw_run_rec *runs,
+                              size_t n)
+{
+    double latest = 0, now = (double)time(NULL);
+    size_t i;
+
+    if (!s->backend || strcmp(s->backend, "sim") != 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        latest = runs[i].ended_at > latest ? runs[i].ended_at : latest;
+        latest = runs[i].started_at > latest ? runs[i].started_at : latest;
+    }
+    return latest > now ? now - latest : 0;
+}
+
 static void set_host(exporter *x, const sw_sweep_rec *s)
 {
     char host[256];
@@ -593,6 +629,7 @@ static int run_export(exporter *x, const sw_sweep_rec *s, sw_spec *spec)
     x->sweep_id = sw_strdup(s->id);
     x->program = spec && spec->program ? sw_strdup(spec->program) : NULL;
     set_host(x, s);
+    x->shift = simulated_shift(s, runs, n);
     if ((error = open_sweep(x, s)) == SW_OK &&
         (error = export_runs(x, runs, n)) == SW_OK)
         error = close_sweep(x, s);

@@ -44,13 +44,33 @@ void sw_metric_batch_dispose(sw_metric_batch *b)
     b->strict = strict;
 }
 
-static void add(sw_metric_batch *b, int64_t step, const char *name, double v)
+static void add(sw_metric_batch *b, int64_t step, const char *name, double v,
+                double time)
 {
     sw_grow(&b->items, &b->cap, b->len + 1, sizeof(*b->items));
     b->items[b->len].step = step;
     b->items[b->len].name = sw_strdup(name);
     b->items[b->len].value = v;
+    b->items[b->len].time = time;
     b->len++;
+}
+
+/* The object's `_timestamp`: Unix seconds, a finite number above 0; 0
+ * when it has none. SW_EINVALID for one that is not such a number. */
+static int timestamp_of(const sw_value *obj, double *out)
+{
+    const sw_value *t = sw_value_map_get(obj, "_timestamp");
+
+    *out = 0;
+    if (!t)
+        return SW_OK;
+    if (!sw_value_number(t, out) || !isfinite(*out) || *out <= 0) {
+        *out = 0;
+        return sw_error_set(SW_EINVALID,
+                            "_timestamp must be seconds since 1970, a "
+                            "number above 0");
+    }
+    return SW_OK;
 }
 
 /* The length of the UTF-8 sequence a lead byte starts (0: not a lead
@@ -178,20 +198,24 @@ static void quote_specials(sw_buf *out, const char *s, size_t len)
  * far, over all its objects. */
 static int parse_object(sw_metric_batch *b, const sw_value *obj, size_t *values)
 {
-    const sw_value *step = sw_value_map_get(obj, "step");
+    const sw_value *step;
     int64_t s = -1;
-    double d;
+    double d, at;
     size_t i;
 
     if (obj->type != SW_MAP)
         return sw_error_set(SW_EINVALID, "a report is a JSON object");
+    step = sw_value_map_get(obj, "step");
     if (step && (step->type != SW_INT || step->u.i < 0))
         return sw_error_set(SW_EINVALID, "step must be a non-negative integer");
     if (step)
         s = step->u.i;
+    if (timestamp_of(obj, &at) != SW_OK && b->strict)
+        return SW_EINVALID;
     for (i = 0; i < obj->u.map.len; i++) {
         const sw_value *v = obj->u.map.vals[i];
-        if (strcmp(obj->u.map.keys[i], "step") == 0)
+        if (strcmp(obj->u.map.keys[i], "step") == 0 ||
+            strcmp(obj->u.map.keys[i], "_timestamp") == 0)
             continue;
         if (++*values > SW_METRICS_VALUES_MAX)
             return sw_error_set(SW_EOVERFLOW,
@@ -205,7 +229,7 @@ static int parse_object(sw_metric_batch *b, const sw_value *obj, size_t *values)
         if (!good_name(obj->u.map.keys[i]))
             b->refused++;
         else if (metric_value(v, &d))
-            add(b, s, obj->u.map.keys[i], d);
+            add(b, s, obj->u.map.keys[i], d, at);
         else if (b->strict)
             return sw_error_set(SW_EINVALID,
                                 "metric \"%.200s\" is not a number",

@@ -13,6 +13,8 @@ typedef struct {
     int64_t step; /* -1: none given */
     char *name;
     double value;
+    double time; /* the trial's own `_timestamp` (Unix seconds), as W&B's
+                    wandb.log records one; 0: none given */
 } sw_metric_point;
 
 typedef struct {

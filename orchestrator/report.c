@@ -262,8 +262,10 @@ static void stopping(sw_report *r, const by_run *ix)
         n = iterations(ix, i, -INFINITY, INFINITY);
         full = n > full ? n : full;
     }
+    /* a run a PBT exploit replaced saved nothing: its place trained on,
+     * in the run that took it */
     for (i = 0; i < d->n_runs && full > 0; i++)
-        if (d->runs[i].state == SW_RUN_STOPPED)
+        if (d->runs[i].state == SW_RUN_STOPPED && !d->runs[i].replaced)
             saved(r, ix, i, full);
 }
 
@@ -402,6 +404,8 @@ static void counts(sw_report *r, const sw_report_data *d)
         r->finished += d->runs[i].state == SW_RUN_FINISHED;
         r->stopped += d->runs[i].state == SW_RUN_STOPPED;
         r->failed += d->runs[i].state == SW_RUN_FAILED;
+        r->replaced +=
+            d->runs[i].state == SW_RUN_STOPPED && d->runs[i].replaced;
     }
 }
 
@@ -465,9 +469,10 @@ void sw_report_write_json(sw_buf *b, const sw_report_data *d,
     sw_buf_printf(b,
                   "  \"runs\": %zu,\n  \"finished\": %zu,\n"
                   "  \"stopped\": %zu,\n  \"failed\": %zu,\n"
-                  "  \"attempts\": %zu,\n  \"failed_attempts\": %zu,\n",
+                  "  \"attempts\": %zu,\n  \"failed_attempts\": %zu,\n"
+                  "  \"replaced\": %zu,\n",
                   r->runs, r->finished, r->stopped, r->failed, r->attempts,
-                  r->failed_attempts);
+                  r->failed_attempts, r->replaced);
     num(b, "wall_seconds", r->wall_seconds, true);
     num(b, "gpus", r->gpus, true);
     num(b, "gpu_seconds_capacity", r->gpu_seconds_capacity, true);
@@ -546,6 +551,11 @@ void sw_report_write_text(sw_buf *b, const sw_report_data *d,
         NULL);
     row(b, "trial time lost to failures", r->trial_seconds_lost_to_failures,
         NULL);
+    if (r->replaced > 0) /* PBT: not saved, trained on by another run */
+        sw_buf_printf(b,
+                      "  %-30s %zu (their places went on from better "
+                      "runs' checkpoints)\n",
+                      "runs replaced by exploits", r->replaced);
     if (!isnan(r->queue_seconds)) /* Slurm: waits are not trial time */
         row(b, "queue wait", r->queue_seconds, NULL);
     if (r->gpus > 0)

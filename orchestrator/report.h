@@ -54,6 +54,8 @@ typedef struct {
 typedef struct {
     char *id;
     sw_run_state state;
+    bool replaced; /* stopped by a PBT exploit: its place went on in
+                      another run, from a better checkpoint */
 } sw_report_run;
 
 /* One value of the sweep's metric, as it arrived. */
@@ -105,6 +107,7 @@ typedef struct {
     double budget_spent; /* the most spent of the budget's limits, as a
                             fraction of it; NaN: no budget */
     size_t runs, finished, stopped, failed, attempts, failed_attempts;
+    size_t replaced; /* of the stopped, by PBT's exploits */
 } sw_report;
 
 /* Computes every figure of `d`. This function can't fail. */

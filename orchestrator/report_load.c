@@ -386,6 +386,8 @@ static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
     for (i = 0; !error && i < n; i++) {
         d->runs[i].id = sw_strdup(runs[i].id);
         d->runs[i].state = runs[i].state;
+        d->runs[i].replaced = runs[i].state == SW_RUN_STOPPED &&
+                              sw_reason_is_replaced(runs[i].reason);
         d->n_runs++;
         run_attempts(d, &cap, i, &runs[i], rows, n_rows, &next, &f, now);
     }

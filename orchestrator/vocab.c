@@ -138,6 +138,15 @@ bool sw_reason_is_lost(const char *reason)
     return reason && strncmp(reason, lost, strlen(lost)) == 0;
 }
 
+bool sw_reason_is_replaced(const char *reason)
+{
+    const char *w = sw_cancel_name(SW_CANCEL_REPLACED);
+    size_t n = strlen(w);
+
+    return reason && strncmp(reason, w, n) == 0 &&
+           strncmp(reason + n, " by ", 4) == 0;
+}
+
 void sw_vocab_sql_list(sw_buf *out, sw_vocab v)
 {
     const char *w;

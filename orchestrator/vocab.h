@@ -50,13 +50,15 @@
 
 /* Why the engine cancels an attempt, as the word a run's reason holds:
  * a timeout is a failure whose reason begins with its word ("timeout
- * after 60s"); the others are the reason itself. */
+ * after 60s"), and so is a run a PBT exploit replaced ("replaced by run
+ * ..."); the others are the reason itself. */
 #define SW_CANCELS(X)                                                          \
     X(TIMEOUT, "timeout")                                                      \
     X(STOPPED, "stopped early by the stopping rule")                           \
     X(INTERRUPTED, "interrupted") /* Ctrl-C twice */                           \
     X(TARGET, "target reached")   /* the metric's target */                    \
-    X(BY_HAND, "stopped by hand") /* `sweep stop RUN`: ends `stopped` */
+    X(BY_HAND, "stopped by hand") /* `sweep stop RUN`: ends `stopped` */       \
+    X(REPLACED, "replaced") /* PBT: an exploit took its place; `stopped` */
 
 #define SW_VOCAB_ONE_(id, word) +1
 
@@ -112,6 +114,9 @@ bool sw_sweep_state_is(const char *word, sw_sweep_state s);
 /* Whether a run's reason (may be NULL) says its last attempt was lost
  * ("lost: ...", "lost 3 times: ..."). This function can't fail. */
 bool sw_reason_is_lost(const char *reason);
+/* Whether a run's reason says a PBT exploit replaced it ("replaced by
+ * run ..."): its place went on in another run. */
+bool sw_reason_is_replaced(const char *reason);
 
 /* The lists as data, for what is made from a whole list. */
 typedef enum {

@@ -6,6 +6,10 @@
  * order, so it is the same whether trials are drawn in order, skipped or
  * redrawn after a crash. The sequence has no end; run_cap is applied by
  * search.c. Previous results are ignored, as in W&B.
+ *
+ * The population of method pbt is drawn the same way: it is the first
+ * `pbt.population` trials of this sequence, and then it ends (the runs
+ * that follow are made by exploits, search/pbt.c).
  */
 #include <stdlib.h>
 
@@ -50,4 +54,34 @@ const sw_strategy sw_random__strategy = {
     .close = random_close,
     .at = random_at,
     .size = sw_search__unbounded,
+};
+
+/* method pbt: the first pbt.population trials of random's sequence. */
+static int population_at(void *state, uint64_t index, sw_value **vals)
+{
+    const random_state *st = state;
+
+    if (index >= (uint64_t)st->spec->pbt.population)
+        return sw_error_set(SW_EDONE, "the population of %lld is drawn",
+                            (long long)st->spec->pbt.population);
+    return random_at(state, index, vals);
+}
+
+static void population_size(const void *state, uint64_t *count, bool *bounded,
+                            bool *saturated)
+{
+    const random_state *st = state;
+
+    *count = (uint64_t)st->spec->pbt.population;
+    *bounded = true;
+    *saturated = false;
+}
+
+const sw_strategy sw_pbt__strategy = {
+    .version = SW_STRATEGY_VERSION,
+    .name = "pbt",
+    .open = random_open,
+    .close = random_close,
+    .at = population_at,
+    .size = population_size,
 };

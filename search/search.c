@@ -27,6 +27,7 @@ static const sw_strategy *const strategies[] = {
     [SW_METHOD_BAYES] = &sw_bayes__strategy,
     [SW_METHOD_TPE] = &sw_tpe__strategy,
     [SW_METHOD_SOBOL] = &sw_sobol__strategy,
+    [SW_METHOD_PBT] = &sw_pbt__strategy,
 };
 
 void sw_trial_init(sw_trial *t)

@@ -58,6 +58,7 @@ extern const sw_strategy sw_random__strategy;
 extern const sw_strategy sw_sobol__strategy;
 extern const sw_strategy sw_bayes__strategy;
 extern const sw_strategy sw_tpe__strategy;
+extern const sw_strategy sw_pbt__strategy; /* its population (random.c) */
 
 /* The multiples of q in W&B's rounding: numpy's round, half to even. Gives
  * an SW_INT when p->q_int (numpy's astype(int), saturating), else

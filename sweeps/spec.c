@@ -26,8 +26,8 @@
 #include "sweeps/yaml11.h"
 
 /* Indexed by sw_method, in its order; NULL-terminated for want_enum. */
-static const char *const method_names[] = {"grid", "random", "bayes",
-                                           "tpe",  "sobol",  NULL};
+static const char *const method_names[] = {"grid",  "random", "bayes", "tpe",
+                                           "sobol", "pbt",    NULL};
 
 const char *sw_method_name(sw_method m)
 {
@@ -882,6 +882,7 @@ static const struct {
     {"multi_fidelity", top_multi_fidelity},
     {"sim", top_sim},
     {"budget", sw_spec__top_budget},
+    {"pbt", sw_spec__top_pbt},
 };
 
 #define N_TOP_KEYS (sizeof(top_keys) / sizeof(*top_keys))
@@ -943,12 +944,12 @@ static void check_required(sw_spec__ctx *c, const sw_value *doc)
     if (!method)
         sw_spec__err(c, doc, "method",
                      "missing: a sweep needs a method (grid, "
-                     "random, bayes, tpe or sobol)");
+                     "random, bayes, tpe, sobol or pbt)");
     if (!sw_value_map_get(doc, "parameters"))
         sw_spec__err(c, doc, "parameters", "missing: a sweep needs parameters");
     if (method && method->type == SW_STR && !metric &&
         (c->spec->method == SW_METHOD_BAYES ||
-         c->spec->method == SW_METHOD_TPE))
+         c->spec->method == SW_METHOD_TPE || c->spec->method == SW_METHOD_PBT))
         sw_spec__err(c, method, "method", "%s needs a metric to optimize",
                      method->u.s);
     if (et && !metric)
@@ -1003,6 +1004,8 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     spec->early_terminate.s = -1;
     spec->early_terminate.min_runs = SW_STOP_DEFAULT_MIN_RUNS;
     spec->early_terminate.grace = SW_STOP_DEFAULT_GRACE;
+    spec->pbt.quantile = SW_PBT_DEFAULT_QUANTILE;
+    spec->pbt.resample_probability = SW_PBT_DEFAULT_RESAMPLE;
     spec->sim_startup = spec->sim_read_delay = -1;
     if (!doc || doc->type == SW_NULL) {
         sw_diags_add(diags, false, doc ? doc->line : 0, doc ? doc->col : 0,
@@ -1023,6 +1026,7 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
         method && method->type == SW_STR && strcmp(method->u.s, "grid") == 0;
     sw_spec__each_key(&c, doc, "", top_key, NULL);
     check_required(&c, doc);
+    sw_spec__check_pbt(&c, doc);
     if (spec->n_params > 1)
         qsort(spec->params, spec->n_params, sizeof(*spec->params),
               sw_spec__param_cmp);
@@ -1073,6 +1077,7 @@ void sw_spec_free(sw_spec *spec)
     free(spec->metric.impute);
     free(spec->metric.impute_while_running);
     free(spec->early_terminate.type);
+    free(spec->pbt.factors);
     free(spec->gpus);
     for (i = 0; i < spec->n_slurm_args; i++)
         free(spec->slurm_args[i]);

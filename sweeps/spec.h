@@ -24,6 +24,7 @@ typedef enum {
     SW_METHOD_BAYES,
     SW_METHOD_TPE,   /* extension: tree-structured Parzen estimator */
     SW_METHOD_SOBOL, /* extension: scrambled Sobol sequence */
+    SW_METHOD_PBT,   /* extension: population-based training (`pbt:`) */
     SW_METHOD__COUNT
 } sw_method;
 
@@ -105,6 +106,27 @@ typedef struct {
     double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
 
+/* `pbt:` (method: pbt; docs/search.md): a population trained in rounds
+ * of `interval` iterations up to max_iter; at each round the bottom
+ * `quantile` copy a top member's checkpoint and perturb its parameters.
+ * Valid once loaded: population >= 2, interval >= 1, max_iter >
+ * interval, 0 < quantile <= 0.5, factors > 0 (at least one), 0 <=
+ * resample_probability <= 1. */
+typedef struct {
+    int64_t population;
+    int64_t interval;
+    int64_t max_iter;
+    double quantile; /* default 0.25 */
+    double *factors; /* perturb.factors; default 0.8, 1.2 */
+    size_t n_factors;
+    double resample_probability; /* perturb.resample_probability; 0.25 */
+} sw_pbt_spec;
+
+/* The largest population `pbt:` takes, and the defaults of its keys. */
+#define SW_PBT_MAX_POPULATION 4096
+#define SW_PBT_DEFAULT_QUANTILE 0.25
+#define SW_PBT_DEFAULT_RESAMPLE 0.25
+
 /* Defaults of the extension keys (docs/sweep-file.md). */
 #define SW_STOP_DEFAULT_GRACE 10.0
 #define SW_STOP_DEFAULT_MIN_RUNS 3
@@ -178,6 +200,7 @@ typedef struct {
                               trial's first step; < 0: the default */
     double sim_read_delay; /* `sim: {read_delay}`: seconds from a line's
                               print to its reading; < 0: the default */
+    sw_pbt_spec pbt;       /* `pbt:`; read only with method: pbt */
     /* `multi_fidelity: false`: bayes and tpe fit on the ended runs only,
      * not on rung values (docs/search.md) */
     bool no_multi_fidelity;

@@ -95,6 +95,11 @@ void sw_spec__top_gpus(sw_spec__ctx *c, const sw_value *v, const char *path);
 void sw_spec__top_slurm(sw_spec__ctx *c, const sw_value *v, const char *path);
 /* Checks the top-level `budget` into spec->budget (spec_budget.c). */
 void sw_spec__top_budget(sw_spec__ctx *c, const sw_value *v, const char *path);
+/* Checks the top-level `pbt` section into spec->pbt, and what method:
+ * pbt asks of the rest of the file (spec_pbt.c): check_pbt() runs once
+ * every key is read. */
+void sw_spec__top_pbt(sw_spec__ctx *c, const sw_value *v, const char *path);
+void sw_spec__check_pbt(sw_spec__ctx *c, const sw_value *doc);
 /* qsort order of sw_param, W&B's: keys sorted at every level, depth
  * first. */
 int sw_spec__param_cmp(const void *a, const void *b);

@@ -1,7 +1,8 @@
 /*
  * cli.c - what the subcommands share: loading a sweep file with its
  * problems printed, describing a search space, quoting an argv for
- * display, parsing numeric arguments.
+ * display, parsing numeric arguments, writing times for people (local)
+ * and for scripts (ISO 8601, UTC).
  */
 #include <errno.h>
 #include <math.h>
@@ -88,6 +89,25 @@ bool sw_cli_local_time(char *out, size_t n, double t, bool seconds)
     return localtime_r(&secs, &tm) &&
            strftime(out, n, seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M",
                     &tm) > 0;
+}
+
+sw_value *sw_cli_iso_time(double t)
+{
+    char text[40];
+    int64_t ms;
+    time_t secs;
+    struct tm tm;
+
+    if (!(t > 0) || !isfinite(t) || t > 253402300799.0) /* after 9999 */
+        return sw_value_null();
+    ms = llround(t * 1000);
+    secs = (time_t)(ms / 1000);
+    if (!gmtime_r(&secs, &tm) ||
+        strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+        return sw_value_null();
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), ".%03dZ",
+             (int)(ms % 1000));
+    return sw_value_str(text);
 }
 
 static bool needs_quotes(const char *s)

@@ -93,8 +93,16 @@ int sw_cli_double_dash(int argc, char **argv);
  * `seconds`, ":56" too); false when it cannot be written. */
 bool sw_cli_local_time(char *out, size_t n, double t, bool seconds);
 
+/* Unix time `t` for --json (and --csv): ISO 8601 in UTC, to the
+ * millisecond, "2026-12-01T23:10:56.303Z"; null when it is no time (0 or
+ * less: not recorded). */
+sw_value *sw_cli_iso_time(double t);
+
 /* Writes a human description of the spec's search space. */
 void sw_cli_describe(FILE *out, const sw_spec *spec);
+/* The same as one map, for `sweep validate --json` (docs/cli.md); the
+ * caller frees. */
+sw_value *sw_cli_describe_value(const sw_spec *spec);
 
 /* Appends argv as a shell would need it typed (quoted where needed). For
  * display only: trials are never started through a shell. */

@@ -15,21 +15,22 @@ static const char help[] =
     "usage: sweep ls [SWEEP] [--json|--csv]\n\n"
     "Without SWEEP: every sweep of the store, newest first, with when it\n"
     "was made, its state, method, run counts and best value. With SWEEP\n"
-    "(id, id prefix or name): its runs.\n";
+    "(id, id prefix or name): its runs; for a PBT sweep, with each run's\n"
+    "place in the population and the run its checkpoint came from.\n";
 
 static sw_value *str_or_null(const char *s)
 {
     return s ? sw_value_str(s) : sw_value_null();
 }
 
-/* When a sweep was made: a local date for people, Unix seconds for
+/* When a sweep was made: a local date for people, ISO 8601 (UTC) for
  * scripts. */
 static sw_value *created(const sw_sweep_rec *s, sw_table_format fmt)
 {
     char text[32];
 
     if (fmt != SW_TABLE_HUMAN)
-        return sw_value_float(s->created_at);
+        return sw_cli_iso_time(s->created_at);
     if (!sw_cli_local_time(text, sizeof(text), s->created_at, false))
         return sw_value_null();
     return sw_value_str(text);
@@ -178,9 +179,10 @@ const char *const sw_cli_run_cols[7] = {"run",  "state",   "value", "attempts",
  * state then reads `queued`, for it has not started; then its tags and
  * note (`sweep tag`, `sweep note`). */
 #define LS_COLS 10
-static const char *const ls_cols[LS_COLS] = {
-    "run",     "state",  "value",   "attempts", "exit",
-    "seconds", "params", "waiting", "tags",     "note"};
+#define PBT_COLS 3 /* a PBT sweep's: member, from, from_iter */
+static const char *const ls_cols[LS_COLS + PBT_COLS] = {
+    "run",     "state", "value", "attempts", "exit", "seconds",  "params",
+    "waiting", "tags",  "note",  "member",   "from", "from_iter"};
 
 #define NOTE_SHOWN 40 /* characters of a note a table shows */
 
@@ -255,12 +257,43 @@ static void ls_row(sw_store *st, sw_value **row, const sw_run_rec *r,
     free(w);
 }
 
+/* A PBT sweep's run: its place in the population and the run its
+ * checkpoint came from, at which iteration ("3f2a-1@8" for people). */
+static void lineage_cells(sw_value **row, const sw_run_rec *r,
+                          sw_table_format fmt)
+{
+    char *from;
+
+    row[0] = r->has_member ? sw_value_int(r->member) : sw_value_null();
+    if (!r->parent) {
+        row[1] = sw_value_null();
+        if (fmt != SW_TABLE_HUMAN) /* people have no from_iter column */
+            row[2] = sw_value_null();
+    } else if (fmt == SW_TABLE_HUMAN) {
+        from = sw_aprintf("%s@%lld", r->parent, (long long)r->parent_iter);
+        row[1] = sw_value_str(from);
+        free(from);
+    } else {
+        row[1] = sw_value_str(r->parent);
+        row[2] = sw_value_int(r->parent_iter);
+    }
+}
+
+/* The columns of the sweep's runs: PBT's lineage too for a PBT sweep
+ * (for people, `from` holds the iteration). */
+static size_t runs_cols(const sw_sweep_rec *s, sw_table_format fmt)
+{
+    if (!s->method || strcmp(s->method, "pbt") != 0)
+        return LS_COLS;
+    return LS_COLS + (fmt == SW_TABLE_HUMAN ? PBT_COLS - 1 : PBT_COLS);
+}
+
 static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
 {
     sw_sweep_rec s;
     sw_run_rec *runs = NULL;
-    sw_value *row[LS_COLS];
-    size_t n = 0, i;
+    sw_value *row[LS_COLS + PBT_COLS];
+    size_t n = 0, i, ncols;
     sw_table t;
     int error;
 
@@ -268,9 +301,12 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
     if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
         return error;
     error = sw_store_list_runs(st, s.id, &runs, &n);
-    sw_table_init(&t, LS_COLS, ls_cols);
+    ncols = runs_cols(&s, fmt);
+    sw_table_init(&t, ncols, ls_cols);
     for (i = 0; i < n; i++) {
         ls_row(st, row, &runs[i], fmt);
+        if (ncols > LS_COLS)
+            lineage_cells(row + LS_COLS, &runs[i], fmt);
         sw_table_add(&t, row);
         sw_run_rec_dispose(&runs[i]);
     }

@@ -122,13 +122,20 @@ static int print_trial(const sw_spec *spec, const sw_trial *t, bool json)
     return SW_EXIT_OK;
 }
 
-static void print_header(const sw_search *s, const plan_opts *o)
+static void print_header(const sw_spec *spec, const sw_search *s,
+                         const plan_opts *o)
 {
     uint64_t count;
     bool bounded, saturated;
 
     sw_search_size(s, &count, &bounded, &saturated);
-    if (!bounded)
+    if (spec->method == SW_METHOD_PBT) /* the rest come from exploits */
+        printf("trials: the population of %llu, then one for each exploit; "
+               "the first %llu (seed %llu):\n",
+               (unsigned long long)count,
+               (unsigned long long)(o->n < count ? o->n : count),
+               (unsigned long long)o->seed);
+    else if (!bounded)
         printf("trials: unbounded; the first %llu (seed %llu):\n",
                (unsigned long long)o->n, (unsigned long long)o->seed);
     else
@@ -175,7 +182,7 @@ static int plan(const sw_spec *spec, const plan_opts *o)
         return SW_EXIT_USAGE;
     }
     if (!o->json)
-        print_header(s, o);
+        print_header(spec, s, o);
     sw_trial_init(&t);
     for (i = 0; i < o->n && status == SW_EXIT_OK; i++) {
         if (sw_search_next(s, &t) != SW_OK)

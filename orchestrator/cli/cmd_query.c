@@ -63,6 +63,7 @@ static int add_row(void *ctx, int64_t row, int ncols, const char *const *names,
 
     if (row < 0) {
         sw_table_init(t, (size_t)ncols, names);
+        t->exact = true; /* numbers as SQLite holds them, for people too */
         return SW_OK;
     }
     cells = sw_calloc((size_t)ncols, sizeof(sw_value *));

@@ -2,7 +2,9 @@
  * cmd_show.c - `sweep show RUN [--json]`: one run: its parameters, state,
  * attempts, exit, times, command line, folder, the code it started with
  * (git commit, dirty flag, branch, remote, snapshot, patch, files left
- * out), and the last value of each metric it reported.
+ * out), its lineage under PBT (its place in the population, the run its
+ * checkpoint came from), and the last value of each metric it reported.
+ * Its times are local dates for people and ISO 8601 (UTC) in --json.
  */
 #include <getopt.h>
 #include <string.h>
@@ -36,7 +38,35 @@ static sw_value *git_value(const sw_run_rec *r)
     return v;
 }
 
-static sw_value *run_value(sw_store *st, const sw_run_rec *r)
+/* method pbt: its place in the population, and the run (and iteration)
+ * its checkpoint came from; null for other methods. */
+static sw_value *lineage_value(const sw_run_rec *r)
+{
+    sw_value *v;
+
+    if (!r->has_member)
+        return sw_value_null();
+    v = sw_value_map();
+    sw_value_map_set(v, "member", sw_value_int(r->member));
+    sw_value_map_set(v, "parent",
+                     r->parent ? sw_value_str(r->parent) : sw_value_null());
+    sw_value_map_set(v, "parent_iter",
+                     r->parent ? sw_value_int(r->parent_iter)
+                               : sw_value_null());
+    return v;
+}
+
+/* A recorded time: Unix seconds for the view below (which writes it as
+ * a local date), ISO 8601 in --json; null when not recorded. */
+static sw_value *time_value(double t, sw_table_format fmt)
+{
+    if (fmt != SW_TABLE_HUMAN)
+        return sw_cli_iso_time(t);
+    return t > 0 ? sw_value_float(t) : sw_value_null();
+}
+
+static sw_value *run_value(sw_store *st, const sw_run_rec *r,
+                           sw_table_format fmt)
 {
     sw_value *v = sw_value_map(), *params = NULL, *argv = NULL;
     sw_value *metrics = sw_value_map(), *tags = sw_value_list();
@@ -62,12 +92,8 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
                                  : sw_value_null());
     sw_value_map_set(v, "signal",
                      r->signal ? sw_value_int(r->signal) : sw_value_null());
-    sw_value_map_set(v, "started_at",
-                     r->started_at > 0 ? sw_value_float(r->started_at)
-                                       : sw_value_null());
-    sw_value_map_set(v, "ended_at",
-                     r->ended_at > 0 ? sw_value_float(r->ended_at)
-                                     : sw_value_null());
+    sw_value_map_set(v, "started_at", time_value(r->started_at, fmt));
+    sw_value_map_set(v, "ended_at", time_value(r->ended_at, fmt));
     /* Slurm: why its job waits (started_at is then its submission), and
      * how long its attempt waited before it started */
     sw_value_map_set(v, "pending_reason",
@@ -80,6 +106,7 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r)
     sw_value_map_set(v, "value",
                      r->has_value ? sw_value_float(r->value) : sw_value_null());
     sw_value_map_set(v, "params", params);
+    sw_value_map_set(v, "lineage", lineage_value(r));
     sw_value_map_set(v, "argv", argv);
     sw_value_map_set(v, "commit",
                      r->git_commit ? sw_value_str(r->git_commit)
@@ -135,6 +162,22 @@ static void put_time(sw_buf *b, double t)
         sw_buf_printf(b, "%.3f", t);
 }
 
+/* "member 2, from run 3f2a-1's checkpoint at iteration 8", or "member
+ * 0, from the start". */
+static void put_lineage(sw_buf *b, const sw_value *x)
+{
+    const sw_value *member = sw_value_map_get(x, "member");
+    const sw_value *parent = sw_value_map_get(x, "parent");
+    const sw_value *iter = sw_value_map_get(x, "parent_iter");
+
+    sw_buf_printf(b, "member %lld", (long long)member->u.i);
+    if (parent->type == SW_STR)
+        sw_buf_printf(b, ", from run %s's checkpoint at iteration %lld",
+                      parent->u.s, (long long)iter->u.i);
+    else
+        sw_buf_puts(b, ", from the start");
+}
+
 /* One value as a person reads it: times as dates, a wait in seconds, a
  * value that is not there as "-", lists and maps as JSON. */
 static void put_field(sw_buf *b, const sw_value *run, const char *key,
@@ -156,6 +199,8 @@ static void put_field(sw_buf *b, const sw_value *run, const char *key,
             sw_buf_printf(b, "%s%s", i ? ", " : "", x->u.list.items[i]->u.s);
         if (x->u.list.len == 0)
             sw_buf_puts(b, "-");
+    } else if (x->type == SW_MAP && strcmp(key, "lineage") == 0) {
+        put_lineage(b, x);
     } else if (x->type == SW_LIST || x->type == SW_MAP) {
         sw_value_write_json(b, x, false);
     } else {
@@ -176,6 +221,8 @@ static void print_human(const sw_value *v)
             print_git(v->u.map.vals[i]);
             continue;
         }
+        if (strcmp(key, "lineage") == 0 && v->u.map.vals[i]->type == SW_NULL)
+            continue; /* not a PBT run */
         put_field(&b, v, key, v->u.map.vals[i]);
         printf("%-*s %s\n", KEY_W,
                strcmp(key, "queue_seconds") == 0 ? "queue wait" : key,
@@ -205,7 +252,7 @@ int sw_cmd_show(int argc, char **argv)
     if (error) {
         fprintf(stderr, "sweep show: %s\n", sw_error_last());
     } else {
-        v = run_value(st, &r);
+        v = run_value(st, &r, fmt);
         if (fmt == SW_TABLE_HUMAN) {
             print_human(v);
         } else {

@@ -11,7 +11,7 @@
 #define SW_VERSION "0.1.0"
 
 static const sw_cli_command commands[] = {
-    {"validate", sw_cmd_validate, "FILE",
+    {"validate", sw_cmd_validate, "FILE [--json]",
      "check a sweep file and describe its search space"},
     {"plan", sw_cmd_plan, "FILE [-n N] [--seed S] [--json]",
      "print the first N trials and their command lines, running nothing"},
@@ -19,9 +19,11 @@ static const sw_cli_command commands[] = {
      "create a sweep and run it to its end"},
     {"resume", sw_cmd_resume, "[SWEEP] [--run-cap N]",
      "continue a sweep after Ctrl-C or a crash, or with more trials"},
-    {"ls", sw_cmd_ls, "[SWEEP]", "sweeps, or the runs of one sweep"},
-    {"show", sw_cmd_show, "RUN", "one run: params, state, git, metrics"},
-    {"best", sw_cmd_best, "[SWEEP] [--top N]",
+    {"ls", sw_cmd_ls, "[SWEEP] [--json|--csv]",
+     "sweeps, or the runs of one sweep"},
+    {"show", sw_cmd_show, "RUN [--json]",
+     "one run: params, state, git, metrics"},
+    {"best", sw_cmd_best, "[SWEEP] [--top N] [--json|--csv]",
      "the best runs by the sweep's metric"},
     {"report", sw_cmd_report, "[SWEEP] [--price USD] [--json] [--plot F.svg]",
      "GPU time used, idle, saved by stopping, lost to failures; its cost"},
@@ -29,7 +31,7 @@ static const sw_cli_command commands[] = {
      "read-only SQL over the store"},
     {"gpus", sw_cmd_gpus, "[FILE] [--gpus SPEC] [--json]",
      "the GPUs and MIG slices sweep sees, and what a sweep fits on them"},
-    {"reproduce", sw_cmd_reproduce, "RUN [DIR]",
+    {"reproduce", sw_cmd_reproduce, "RUN [DIR] [--json]",
      "the exact code a run started with, and how to run it again"},
     {"stop", sw_cmd_stop, "RUN... | SWEEP",
      "stop running runs by hand, or a sweep as Ctrl-C does"},

@@ -24,17 +24,19 @@ _sweep() {
         return
     fi
     case $cmd in
-        validate) opts="--help" ;;
+        validate) opts="--json --help" ;;
         plan) opts="-n --seed --json --help" ;;
         run) opts="--parallel --seed --name --backend --slurm-arg
             --sim-fail-rate --listen --gpus --quiet --help" ;;
         resume) opts="--run-cap --parallel --listen --gpus --slurm-arg
             --quiet --help" ;;
-        ls | best) opts="--json --csv --top --help" ;;
+        ls) opts="--json --csv --help" ;;
+        best) opts="--json --csv --top --help" ;;
         show) opts="--json --help" ;;
         report) opts="--price --json --plot --timeout --help" ;;
         query) opts="--json --csv --timeout --help" ;;
         gpus) opts="--gpus --json --help" ;;
+        reproduce) opts="--json --help" ;;
         stop) opts="--timeout --help" ;;
         tag) opts="--rm --help" ;;
         rm) opts="--yes --help" ;;

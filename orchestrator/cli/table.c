@@ -1,6 +1,9 @@
 /*
  * table.c - printing rows of values. Human tables align columns and show
- * floats with 6 significant digits; CSV and JSON keep full precision.
+ * floats with 6 significant digits (a million or more: every digit of
+ * the whole part, three decimals), unless the table is `exact`; CSV,
+ * JSON and exact tables keep each number whole, the shortest decimal
+ * that reads back the same.
  */
 #include "orchestrator/cli/table.h"
 
@@ -57,16 +60,18 @@ static void fixed(sw_buf *b, double f)
     b->ptr[b->len] = '\0';
 }
 
-static char *cell_text(const sw_value *v, bool human)
+/* A cell's text: for people (`human`) with "-" for null and, unless
+ * `exact`, floats shortened; else as CSV wants it. */
+static char *cell_text(const sw_value *v, bool human, bool exact)
 {
     sw_buf b = SW_BUF_INIT;
 
     if (v->type == SW_NULL)
         return sw_strdup(human ? "-" : "");
-    if (human && v->type == SW_FLOAT && fabs(v->u.f) >= 1e6 &&
+    if (human && !exact && v->type == SW_FLOAT && fabs(v->u.f) >= 1e6 &&
         fabs(v->u.f) < 1e15)
         fixed(&b, v->u.f); /* a time or a count: every digit shown */
-    else if (human && v->type == SW_FLOAT)
+    else if (human && !exact && v->type == SW_FLOAT)
         sw_buf_printf(&b, "%.6g", v->u.f);
     else if (v->type == SW_LIST || v->type == SW_MAP)
         sw_value_write_json(&b, v, false);
@@ -85,7 +90,7 @@ static void print_human(const sw_table *t, FILE *out)
     for (c = 0; c < t->ncols; c++)
         w[c] = strlen(t->cols[c]);
     for (r = 0; r < cells; r++) {
-        s[r] = cell_text(t->cells[r], true);
+        s[r] = cell_text(t->cells[r], true, t->exact);
         n = strlen(s[r]);
         c = r % t->ncols;
         w[c] = n > w[c] ? n : w[c];
@@ -133,7 +138,7 @@ static void print_csv(const sw_table *t, FILE *out)
     }
     for (r = 0; r < t->nrows; r++)
         for (c = 0; c < t->ncols; c++) {
-            s = cell_text(t->cells[r * t->ncols + c], false);
+            s = cell_text(t->cells[r * t->ncols + c], false, true);
             csv_field(out, s);
             fputc(c + 1 < t->ncols ? ',' : '\n', out);
             free(s);

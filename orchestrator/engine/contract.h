@@ -29,8 +29,8 @@ typedef struct {
     const char *metrics_url; /* SWEEP_METRICS_URL; NULL: not set */
     const char *token;       /* SWEEP_TOKEN; NULL: not set */
     const char *devices;     /* CUDA_VISIBLE_DEVICES; NULL: inherited */
-    int64_t train_until;     /* SWEEP_TRAIN_UNTIL (promotion ASHA: the
-                                iteration to train to); 0: not set */
+    int64_t train_until;     /* SWEEP_TRAIN_UNTIL (promotion ASHA, PBT:
+                                the iteration to train to); 0: not set */
 } sw_contract;
 
 /* The sweep home: $SWEEP_HOME, else ./.sweep. Borrowed. */
@@ -53,6 +53,15 @@ char **sw_contract_argv(const char *argv_json);
  * the path. Parameters params.yaml cannot be made from (JSON sweep
  * cannot read back, a NaN) leave it unwritten. */
 int sw_contract_prepare(const char *run_dir, const char *params_json);
+
+/* Makes <to_run_dir>/checkpoint a copy of <from_run_dir>/checkpoint (an
+ * empty folder when that is missing), replacing whatever was there, all
+ * or nothing: a PBT exploit's new run starts from its parent's
+ * checkpoint (contract_copy.c). Slow (the whole checkpoint is read and
+ * written): for a worker thread. SW_EIO and the like, with a message
+ * naming the path. */
+int sw_contract_copy_checkpoint(const char *from_run_dir,
+                                const char *to_run_dir);
 
 /* *out: the run's parameters (a JSON object) as W&B's config file, the
  * one WANDB_SWEEP_PARAM_PATH names: "wandb_version: 1", then for each

@@ -147,6 +147,7 @@ void sw_engine__dispose(sw_engine *e)
     free(e->view_token);
     sw_stopper_free(e->stopper);
     sw_promoter_free(e->promoter);
+    sw_engine__pbt_free(e);
     sw_engine__gpus_free(e);
     free(e->listen);
     sw_executor_free(e->ex);
@@ -185,6 +186,24 @@ static void use_command(sw_spec *sp, char *const *command)
     sp->n_command = n;
 }
 
+int sw_engine_check(sw_spec **out, const char *path, const char *text,
+                    char *const *command, sw_diags *diags)
+{
+    int error = text ? sw_spec_parse(out, path, text, strlen(text), diags)
+                     : sw_spec_load(out, path, diags);
+
+    if (!error && command && command[0])
+        use_command(*out, command);
+    if (!error)
+        sw_command_check(*out, diags);
+    if (!error && diags->errors) {
+        sw_spec_free(*out);
+        *out = NULL;
+        error = SW_EINVALID;
+    }
+    return error;
+}
+
 int sw_engine_load(sw_spec **out, const char *path, const char *text,
                    char *const *command)
 {
@@ -192,18 +211,8 @@ int sw_engine_load(sw_spec **out, const char *path, const char *text,
     int error;
 
     sw_diags_init(&diags, path);
-    error = text ? sw_spec_parse(out, path, text, strlen(text), &diags)
-                 : sw_spec_load(out, path, &diags);
-    if (!error && command && command[0])
-        use_command(*out, command);
-    if (!error)
-        sw_command_check(*out, &diags);
+    error = sw_engine_check(out, path, text, command, &diags);
     sw_diags_print(&diags, stderr);
-    if (!error && diags.errors) {
-        sw_spec_free(*out);
-        *out = NULL;
-        error = SW_EINVALID;
-    }
     if (error && diags.len == 0)
         fprintf(stderr, "%s\n", sw_error_last());
     sw_diags_dispose(&diags);

@@ -73,6 +73,12 @@ int sw_engine_resume(const char *key, const sw_engine_opts *opts);
 int sw_engine_load(sw_spec **out, const char *path, const char *text,
                    char *const *command);
 
+/* sw_engine_load's checks, saying nothing: every problem and warning is
+ * added to `diags` (initialised by the caller, who disposes it). An
+ * unreadable file adds none: sw_error_last() says why. */
+int sw_engine_check(sw_spec **out, const char *path, const char *text,
+                    char *const *command, sw_diags *diags);
+
 /* SW_EINVALID, said on stderr, when the sweep has neither a program nor
  * a command: what `sweep run` needs to start a trial. */
 int sw_engine_needs_command(const sw_spec *sp, const char *path);

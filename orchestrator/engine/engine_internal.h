@@ -219,6 +219,17 @@ struct sw_engine {
     sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
     struct sw_promoter *promoter; /* asha with promote: rungs where runs
                                      pause (promote.h); NULL: none */
+    struct sw_pbt *pbt;           /* method pbt: its rounds (search/pbt.h);
+                                     NULL: another method */
+    char **members;               /* population.c: the run each place of
+                                     the population holds now (an id);
+                                     NULL entries: none yet */
+    struct sw_pbt_work *pbt_work; /* population.c: a round's checkpoints
+                                     being copied; NULL: none */
+    bool pbt_over;                /* no further round will start */
+    char *paused_why;             /* why the runs still paused at the
+                                     sweep's end end stopped; NULL: the
+                                     promoter's words */
     uint64_t stop_generation;     /* the stopper's, at the last full check */
     bool serve;                   /* start the metrics server at begin() */
     char *listen;                 /* its address; NULL: 127.0.0.1, any port */
@@ -268,6 +279,8 @@ struct sw_engine {
     double requests_at; /* monotonic: when it was last looked at */
     int signal;         /* the last signal that interrupted it */
     size_t done, failed, stopped, canceled;
+    size_t worked; /* ends that show the command works: finished,
+                      stopped or paused (the first-failures rule) */
     bool has_best;
     double best;
     char *best_run;
@@ -348,6 +361,16 @@ double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
 void sw_engine__tally(sw_engine *e, sw_run_state state, bool here);
 void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
 int sw_engine__fatal(sw_engine *e, int error);
+
+/* make_run() fills *r (zeroed first) as the pending run of trial `t`:
+ * its id from t->index, its params, its argv rendered as the store keeps
+ * it (${envvar:...} unexpanded); on failure (a command that cannot be
+ * rendered) *r is disposed and the error's message set. pause() has the
+ * attempt in `s`, which reached where it trains to (s->pause), told to
+ * stop there: every answer says stop and pause, SIGTERM after the
+ * grace; `why` (consumed) is its verdict, said as a notice. */
+int sw_engine__make_run(const sw_engine *e, const sw_trial *t, sw_run_rec *r);
+void sw_engine__pause(sw_engine *e, sw_slot *s, char *why);
 
 /* gpus_move(): the devices of `from` (a worker's ended attempt) go to
  * `to` (the run it serves next), as they are: the same process keeps
@@ -437,10 +460,11 @@ void sw_engine__fidelity_dispose(sw_engine *e);
  * slot (adopted ones it had stopped). */
 int sw_engine__make_stopper(sw_engine *e);
 void sw_engine__observe(sw_engine *e, sw_slot *s, int64_t step, double value);
-/* Promotion ASHA (rule.c): the iteration the run in `s` trains to (0:
- * no promoter), and the paused runs due a promotion moved to the queue
- * while slots are free; at the sweep's end, the runs still paused end
- * stopped (their rung is as far as they got). */
+/* Promotion ASHA (promotion.c): the iteration the run in `s` trains to
+ * (0: no rule that pauses, promoter or PBT), and the paused runs due a
+ * promotion moved to the queue while slots are free; at the sweep's end,
+ * the runs still paused end stopped (their rung, or their round, is as
+ * far as they got). */
 int sw_engine__make_promoter(sw_engine *e);
 void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
                                 double value);
@@ -450,6 +474,28 @@ bool sw_engine__promote_decide(sw_engine *e, sw_slot *s);
 int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s);
 int sw_engine__promote_due(sw_engine *e);
 int sw_engine__end_paused(sw_engine *e);
+/* PBT (population.c; docs/search.md): make_pbt() builds the rounds for
+ * method pbt, from the store on resume; pbt_target() is the iteration
+ * the population trains to now; pbt_observe() records a member that
+ * reached it and has its slot pause; pbt_decide() pauses a slot that is
+ * to (true: PBT decides for this sweep); pbt_due() starts the next round
+ * once every member has paused there or ended: the exploits' checkpoints
+ * copied off the loop (pbt_busy() meanwhile), then, in one transaction,
+ * the losers stopped, their replacements stored and everyone queued. */
+int sw_engine__make_pbt(sw_engine *e);
+void sw_engine__pbt_free(sw_engine *e);
+/* pbt_place(): run `r`, one of the population the search draws, takes
+ * the place its index names (nothing for other methods). */
+void sw_engine__pbt_place(sw_engine *e, sw_run_rec *r);
+int64_t sw_engine__pbt_target(const sw_engine *e);
+void sw_engine__pbt_observe(sw_engine *e, sw_slot *s, int64_t step,
+                            double value);
+bool sw_engine__pbt_decide(sw_engine *e, sw_slot *s);
+int sw_engine__pbt_due(sw_engine *e);
+bool sw_engine__pbt_busy(const sw_engine *e);
+/* pbt_ending(): the sweep ends; e->paused_why says where the members
+ * still paused stopped, unless a reason to stop the population did. */
+void sw_engine__pbt_ending(sw_engine *e);
 void sw_engine__decide(sw_engine *e, sw_slot *s);
 void sw_engine__decide_others(sw_engine *e);
 void sw_engine__decide_all(sw_engine *e);

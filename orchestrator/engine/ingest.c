@@ -9,6 +9,12 @@
  * A value the store already has (a report sent again after its answer
  * was lost; an HTTP value spilled to stdout by a client at exit) is not
  * stored again, and not told again.
+ *
+ * A value's time is when it came in, unless the trial said when it
+ * logged it (`_timestamp`, as W&B's wandb.log records): then that, held
+ * between its attempt's start and now, so a batch of reports (or lines
+ * read in one pass) keeps each one's own time and a trial's wrong clock
+ * cannot put a value outside its attempt.
  */
 #include <string.h>
 
@@ -22,6 +28,13 @@ static void touch(sw_engine *e, sw_slot *s)
     sw_grow(&e->touched, &e->cap_touched, e->n_touched + 1,
             sizeof(*e->touched));
     e->touched[e->n_touched++] = s;
+}
+
+static double time_of(const sw_slot *s, const sw_metric_point *p, double now)
+{
+    if (p->time <= 0 || p->time >= now)
+        return now;
+    return p->time > s->rec.started_at ? p->time : s->rec.started_at;
 }
 
 static void keep(sw_engine *e, const sw_slot *s, const sw_metric_point *p)
@@ -46,7 +59,7 @@ int sw_engine__ingest(sw_engine *e, sw_slot *s, const sw_metric_batch *b,
         p = &b->items[i];
         sw_engine__first_step(s, p->step);
         rc = sw_store_put_metric_once(e->st, s->rec.id, p->step, p->name,
-                                      p->value, now);
+                                      p->value, time_of(s, p, now));
         if (rc != 1)
             continue;
         keep(e, s, p);

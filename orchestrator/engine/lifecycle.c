@@ -165,46 +165,22 @@ static int place_run(sw_engine *e, sw_slot *s)
 
 /* Makes trial `t` a run and queues its capture; the run is stored when
  * its first attempt is committed, so a sweep that stops meanwhile leaves
- * no run that never ran. */
+ * no run that never ran. A run of PBT's first population holds the
+ * place its index names. */
 static int new_run(sw_engine *e, const sw_trial *t)
 {
-    sw_command_opts co = SW_COMMAND_OPTS_INIT;
-    sw_buf b = SW_BUF_INIT;
-    sw_value *list = sw_value_list();
     sw_slot *s = sw_engine__new_slot(e);
-    sw_run_rec *r = &s->rec;
-    char **argv = NULL;
-    size_t i;
-    int error;
+    int error = sw_engine__make_run(e, t, &s->rec);
 
     e->next_idx = t->index + 1;
-    r->id =
-        sw_aprintf("%s-%llu", e->sweep.id, (unsigned long long)t->index + 1);
-    r->sweep_id = sw_strdup(e->sweep.id);
-    r->idx = (int64_t)t->index;
-    r->cell = sw_strdup(t->id);
-    sw_value_write_json(&b, t->params, false);
-    r->params = sw_buf_detach(&b);
-    s->run_dir = sw_contract_run_dir(e->home, r->id);
-    co.interpreter = sw_command_interpreter();
-    co.keep_envvars = true; /* stored: expanded only at launch */
-    co.args_json_file = sw_aprintf("%s/params.json", s->run_dir);
-    error = sw_command_render(&argv, NULL, e->spec, t->params, &co);
-    free((char *)co.args_json_file);
-    for (i = 0; !error && argv[i]; i++)
-        sw_value_list_push(list, sw_value_str(argv[i]));
-    sw_value_write_json(&b, list, false);
-    r->argv = sw_buf_detach(&b);
-    r->state = SW_RUN_PENDING;
-    r->created_at = now_wall(e);
-    s->fresh = true;
-    sw_value_free(list);
-    sw_command_free(argv);
     if (error) {
         sw_engine__gpus_unreserve(e);
         drop_slot(e, s);
         return sw_engine__fatal(e, error);
     }
+    sw_engine__pbt_place(e, &s->rec);
+    s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
+    s->fresh = true;
     return place_run(e, s);
 }
 
@@ -534,7 +510,7 @@ static bool probation_room(sw_engine *e)
     double now = now_mono(e);
     sw_slot *s;
 
-    if (e->done > 0 || max == 0)
+    if (e->worked > 0 || max == 0)
         return true;
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
@@ -555,7 +531,8 @@ static void fill(sw_engine *e)
     sw_run_rec r;
     int error;
 
-    if ((error = sw_engine__promote_due(e)) != SW_OK) {
+    if ((error = sw_engine__promote_due(e)) != SW_OK ||
+        (error = sw_engine__pbt_due(e)) != SW_OK) {
         sw_engine__fatal(e, error);
         return;
     }
@@ -602,7 +579,7 @@ static void give_up_if_all_failed(sw_engine *e, const sw_slot *s)
 {
     size_t max = e->max_initial_failures;
 
-    if (e->gave_up || e->done > 0 || max == 0 || e->failed_here < max)
+    if (e->gave_up || e->worked > 0 || max == 0 || e->failed_here < max)
         return;
     e->gave_up = true;
     sw_engine__notice(e, SW_NOTICE_ERROR,
@@ -756,6 +733,7 @@ static int finish(sw_engine *e, sw_slot *s)
         free(s->rec.reason);
         s->rec.reason = sw_aprintf(
             "paused: %s", s->stop_verdict ? s->stop_verdict : "at its rung");
+        sw_engine__tally(e, s->rec.state, true);
     } else if (s->stop && !timeout) {
         s->rec.state = SW_RUN_STOPPED;
         free(s->rec.reason); /* by hand; else the rule's word, its verdict */
@@ -793,8 +771,8 @@ static int finish(sw_engine *e, sw_slot *s)
     if ((error = commit_state(e, s, SW_RUN_RUNNING, &end)) != SW_OK)
         return sw_engine__fatal(e, error);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
-        s->rec.state == SW_RUN_STOPPED)
-        sw_engine__tell_search(e, &s->rec, true);
+        s->rec.state == SW_RUN_STOPPED || s->rec.state == SW_RUN_PAUSED)
+        sw_engine__tell_search(e, &s->rec, true); /* paused: its rung's */
     if (s->rec.state == SW_RUN_PENDING)
         sw_engine__enqueue(e, &s->rec);
     if (how == END_EXITED && x->disk && !s->adopted)
@@ -1233,7 +1211,7 @@ int sw_engine__pump(sw_engine *e)
     maybe_checkpoint(e);
     e->finished =
         !e->suggesting && !e->capturing && !e->checkpointing &&
-        !sw_engine__gpus_busy(e) &&
+        !sw_engine__gpus_busy(e) && !sw_engine__pbt_busy(e) &&
         (e->result || (e->n_slots == 0 && (sw_engine__stopping(e) ||
                                            (e->search_done && e->qlen == 0))));
     return e->result;
@@ -1262,7 +1240,7 @@ double sw_engine__next_wake(sw_engine *e)
         consider(&w, s->phase == SW_SLOT_KILLED ? 0 : s->force_at);
         if (!e->virtual_time)
             consider(&w, e->last_tail + TAIL_S);
-        if (!s->proven && !s->queued && e->done == 0 &&
+        if (!s->proven && !s->queued && e->worked == 0 &&
             !sw_engine__stopping(e) &&
             s->launched_at + PROBATION_S > now_mono(e))
             consider(&w, s->launched_at + PROBATION_S);

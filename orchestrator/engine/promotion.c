@@ -99,6 +99,8 @@ int sw_engine__make_promoter(sw_engine *e)
 
 int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s)
 {
+    if (e->pbt)
+        return sw_engine__pbt_target(e);
     return e->promoter ? sw_promoter_target(e->promoter, s->rec.idx) : 0;
 }
 
@@ -108,7 +110,6 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
     int64_t iter;
     int k;
 
-    s->values++;
     if (!e->promoter || s->pause)
         return;
     if (s->target <= 0)
@@ -135,16 +136,8 @@ bool sw_engine__promote_decide(sw_engine *e, sw_slot *s)
         return false;
     if (!s->pause || s->stop || s->phase == SW_SLOT_CAPTURE)
         return true;
-    /* grace even for a trial that only prints: it was told its rung
-     * (SWEEP_TRAIN_UNTIL) and is saving its checkpoint to exit; a
-     * SIGTERM now could cost the step it just reported */
-    s->stop = true;
-    s->stop_at = sw_clock_mono(e->clock) + e->spec->early_terminate.grace;
     sw_promoter_explain(e->promoter, s->rec.idx, &why);
-    sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s pauses: %s",
-                      e->sweep.id, s->rec.id, sw_buf_cstr(&why));
-    free(s->stop_verdict);
-    s->stop_verdict = sw_buf_detach(&why);
+    sw_engine__pause(e, s, sw_buf_detach(&why));
     return true;
 }
 
@@ -214,16 +207,19 @@ int sw_engine__end_paused(sw_engine *e)
     size_t n = 0, i;
     int error;
 
-    if (!e->promoter)
+    if (!e->promoter && !e->pbt)
         return SW_OK;
+    sw_engine__pbt_ending(e);
     error = sw_store_list_runs(e->st, e->sweep.id, &runs, &n);
     for (i = 0; !error && i < n; i++) {
         if (runs[i].state != SW_RUN_PAUSED)
             continue;
         runs[i].state = SW_RUN_STOPPED;
         free(runs[i].reason);
-        runs[i].reason = sw_aprintf("%s: %s", sw_cancel_name(SW_CANCEL_STOPPED),
-                                    "paused at its rung and never promoted");
+        runs[i].reason =
+            sw_aprintf("%s: %s", sw_cancel_name(SW_CANCEL_STOPPED),
+                       e->paused_why ? e->paused_why
+                                     : "paused at its rung and never promoted");
         if ((error = sw_store_update_run(e->st, &runs[i])) == SW_OK) {
             sw_engine__tally(e, SW_RUN_STOPPED, false);
             ev.run = &runs[i];

@@ -135,10 +135,10 @@ int sw_engine__restore(sw_engine *e)
         if (r->state == SW_RUN_FINISHED)
             sw_engine__note_value(e, r);
         sw_engine__gpus_recall(e, r);
-        sw_engine__tell_search(e, r,
-                               r->state == SW_RUN_FINISHED ||
-                                   r->state == SW_RUN_FAILED ||
-                                   r->state == SW_RUN_STOPPED);
+        sw_engine__tell_search(
+            e, r,
+            r->state == SW_RUN_FINISHED || r->state == SW_RUN_FAILED ||
+                r->state == SW_RUN_STOPPED || r->state == SW_RUN_PAUSED);
         if (r->state == SW_RUN_PENDING || r->state == SW_RUN_RUNNING)
             error = adopt_or_queue(e, r);
         sw_run_rec_dispose(r);

@@ -31,6 +31,8 @@ int sw_engine__make_stopper(sw_engine *e)
 
     if ((error = sw_engine__make_promoter(e)) != SW_OK || e->promoter)
         return error; /* promotion ASHA: its rungs decide, no stopper */
+    if ((error = sw_engine__make_pbt(e)) != SW_OK || e->pbt)
+        return error; /* PBT: its rounds decide (no early_terminate) */
     if (et->rule == SW_STOP_NONE || !e->spec->metric.name || e->stopper)
         return SW_OK;
     error = sw_stopper_new(&e->stopper, et,
@@ -47,7 +49,7 @@ void sw_engine__decide(sw_engine *e, sw_slot *s)
     sw_buf why = SW_BUF_INIT;
     double grace = e->spec->early_terminate.grace;
 
-    if (sw_engine__promote_decide(e, s))
+    if (sw_engine__promote_decide(e, s) || sw_engine__pbt_decide(e, s))
         return;
     if (!e->stopper || s->stop || s->phase == SW_SLOT_CAPTURE ||
         !sw_stopper_should_stop(e->stopper, s->rec.idx))
@@ -79,7 +81,9 @@ void sw_engine__decide_others(sw_engine *e)
 
 void sw_engine__observe(sw_engine *e, sw_slot *s, int64_t step, double value)
 {
+    s->values++;
     sw_engine__promote_observe(e, s, step, value);
+    sw_engine__pbt_observe(e, s, step, value);
     if (e->stopper) {
         sw_stopper_observe(e->stopper, s->rec.idx, value);
         sw_engine__fidelity_value(e, &s->rec, value); /* at a rung: told */

@@ -2,10 +2,13 @@
  * slots.c - the engine's floor: the slot table (one slot per attempt the
  * engine is busy with, from its git capture to its end), the queue of
  * runs waiting to be (re)launched, the counts of ended runs and the best
- * value, and the one way a store error ends the sweep.
+ * value, and the one way a store error ends the sweep; and two things
+ * the rules above share: a run record made from a trial, and a slot told
+ * to pause where it trains to (promotion ASHA, PBT).
  *
  * It is the only code that makes or frees a slot. It calls nothing of
- * the engine above it (events.c alone), so every other file may use it.
+ * the engine above it (events.c alone, and the leaf contract.c), so
+ * every other file may use it.
  * A slot is freed holding no devices: devices.c gives them back first.
  */
 #include <math.h>
@@ -13,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
+#include "sweeps/command.h"
 
 bool sw_engine__stopping(const sw_engine *e)
 {
@@ -201,11 +206,65 @@ double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r)
            (r->started_at + e->spec->timeout - sw_clock_wall(e->clock));
 }
 
+/* ---- runs and their pauses ------------------------------------------ */
+
+int sw_engine__make_run(const sw_engine *e, const sw_trial *t, sw_run_rec *r)
+{
+    sw_command_opts co = SW_COMMAND_OPTS_INIT;
+    sw_buf b = SW_BUF_INIT;
+    sw_value *list = sw_value_list();
+    char **argv = NULL, *dir;
+    size_t i;
+    int error;
+
+    memset(r, 0, sizeof(*r));
+    r->id =
+        sw_aprintf("%s-%llu", e->sweep.id, (unsigned long long)t->index + 1);
+    r->sweep_id = sw_strdup(e->sweep.id);
+    r->idx = (int64_t)t->index;
+    r->cell = sw_strdup(t->id);
+    sw_value_write_json(&b, t->params, false);
+    r->params = sw_buf_detach(&b);
+    dir = sw_contract_run_dir(e->home, r->id);
+    co.interpreter = sw_command_interpreter();
+    co.keep_envvars = true; /* stored: expanded only at launch */
+    co.args_json_file = sw_aprintf("%s/params.json", dir);
+    error = sw_command_render(&argv, NULL, e->spec, t->params, &co);
+    free((char *)co.args_json_file);
+    free(dir);
+    for (i = 0; !error && argv[i]; i++)
+        sw_value_list_push(list, sw_value_str(argv[i]));
+    sw_value_write_json(&b, list, false);
+    r->argv = sw_buf_detach(&b);
+    r->state = SW_RUN_PENDING;
+    r->created_at = sw_clock_wall(e->clock);
+    sw_value_free(list);
+    sw_command_free(argv);
+    if (error)
+        sw_run_rec_dispose(r);
+    return error;
+}
+
+void sw_engine__pause(sw_engine *e, sw_slot *s, char *why)
+{
+    /* grace even for a trial that only prints: it was told where to stop
+     * (SWEEP_TRAIN_UNTIL) and is saving its checkpoint to exit; a
+     * SIGTERM now could cost the step it just reported */
+    s->stop = true;
+    s->stop_at = sw_clock_mono(e->clock) + e->spec->early_terminate.grace;
+    sw_engine__notice(e, SW_NOTICE_INFO, "sweep %s: run %s pauses: %s",
+                      e->sweep.id, s->rec.id, why);
+    free(s->stop_verdict);
+    s->stop_verdict = why;
+}
+
 /* ---- the counts and the best value ---------------------------------- */
 
 void sw_engine__tally(sw_engine *e, sw_run_state state, bool here)
 {
     e->done += state == SW_RUN_FINISHED;
+    e->worked += state == SW_RUN_FINISHED || state == SW_RUN_STOPPED ||
+                 state == SW_RUN_PAUSED;
     e->failed += state == SW_RUN_FAILED;
     e->stopped += state == SW_RUN_STOPPED;
     e->canceled += state == SW_RUN_CANCELED;

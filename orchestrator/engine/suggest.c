@@ -47,7 +47,8 @@ void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
 
     sw_engine__fidelity_replay(e, r); /* its rung values, from the store */
     t.ended = ended;
-    t.value = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED
+    t.value = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED ||
+                      r->state == SW_RUN_PAUSED
                   ? (r->has_value ? r->value : NAN)
                   : NAN;
     if (trial_of(r, &t.trial) != SW_OK) {

@@ -36,11 +36,11 @@
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
     " stdout_offset, value, git_commit, git_dirty, git, lost, gpus,"           \
-    " queued_seconds, pending_reason"
+    " queued_seconds, pending_reason, member, parent, parent_iter"
 
 /* put_run and update_run share ?1..?14 and ?21..?24 (the id and the
- * mutable fields),
- * so one function binds both. */
+ * mutable fields), so one function binds both; ?15..?20 and ?25..?27
+ * are put_run's alone. */
 static const char *const stmt_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
@@ -64,10 +64,10 @@ static const char *const stmt_sql[Q_COUNT] = {
                   " attempts, started_at, ended_at, job, stdout_offset,"
                   " value, git_commit, git_dirty, git, sweep_id, idx, cell,"
                   " params, argv, created_at, lost, gpus, queued_seconds,"
-                  " pending_reason)"
+                  " pending_reason, member, parent, parent_iter)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
                   " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
-                  " ?24)",
+                  " ?24, ?25, ?26, ?27)",
     [Q_UPDATE_RUN] = "UPDATE runs SET state = ?2, reason = ?3, exit_code = ?4,"
                      " signal = ?5, attempts = ?6, started_at = ?7,"
                      " ended_at = ?8, job = ?9,"
@@ -135,6 +135,7 @@ void sw_run_rec_dispose(sw_run_rec *r)
     free(r->git_commit);
     free(r->git);
     free(r->gpus);
+    free(r->parent);
     memset(r, 0, sizeof(*r));
 }
 
@@ -774,6 +775,10 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->has_queued = sqlite3_column_type(s, 22) != SQLITE_NULL;
     r->queued_seconds = sqlite3_column_double(s, 22);
     r->pending_reason = sw_store__col_str(s, 23);
+    r->has_member = sqlite3_column_type(s, 24) != SQLITE_NULL;
+    r->member = sqlite3_column_int64(s, 24);
+    r->parent = sw_store__col_str(s, 25);
+    r->parent_iter = sqlite3_column_int64(s, 26);
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }
@@ -789,6 +794,11 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
         sw_store__bind_str(s, 17, r->cell) ||
         sw_store__bind_str(s, 18, r->params) ||
         sw_store__bind_str(s, 19, r->argv) || bind_time(s, 20, r->created_at) ||
+        (r->has_member ? sqlite3_bind_int64(s, 25, r->member)
+                       : sqlite3_bind_null(s, 25)) ||
+        sw_store__bind_str(s, 26, r->parent) ||
+        (r->parent ? sqlite3_bind_int64(s, 27, r->parent_iter)
+                   : sqlite3_bind_null(s, 27)) ||
         sqlite3_step(s) != SQLITE_DONE)
         error = sw_store__fail(st, "put run '%s'", r->id ? r->id : "(null)");
     finish(s);

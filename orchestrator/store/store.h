@@ -109,6 +109,13 @@ typedef struct {
     char *pending_reason;  /* while its attempt waits in that queue: the
                               scheduler's reason ("Resources"); NULL: not
                               waiting (started_at is then its start) */
+    /* method pbt (docs/search.md): its place in the population, and the
+     * run whose checkpoint it started from, at which iteration; written
+     * when the run is put, never changed */
+    bool has_member;
+    int64_t member;
+    char *parent; /* NULL: it started from scratch */
+    int64_t parent_iter;
 } sw_run_rec;
 
 void sw_run_rec_dispose(sw_run_rec *r);
@@ -149,9 +156,10 @@ int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);
 /* All sweeps, newest first; the caller disposes each and frees *out. */
 int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n);
 
-/* Inserts a new run (normally pending). */
+/* Inserts a new run (normally pending), with its lineage (member,
+ * parent, parent_iter). */
 int sw_store_put_run(sw_store *st, const sw_run_rec *r);
-/* Writes every mutable field of the run `r->id`. */
+/* Writes every mutable field of the run `r->id` (not its lineage). */
 int sw_store_update_run(sw_store *st, const sw_run_rec *r);
 int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */

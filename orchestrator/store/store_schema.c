@@ -152,6 +152,16 @@ static const struct {
          " run_id TEXT PRIMARY KEY NOT NULL REFERENCES runs (id),"
          " text TEXT NOT NULL, updated_at REAL);"
          "ALTER TABLE exports ADD COLUMN labels TEXT;"},
+    /* method pbt: a run's lineage. Its place in the population (member),
+     * and for a run made by an exploit, the run whose checkpoint folder
+     * it started from (parent) and the iteration that checkpoint was at
+     * (parent_iter); NULL for the others. parent is a runs.id of the same
+     * sweep, without a REFERENCES clause: SQLite cannot drop or rebuild
+     * around a column that has one as simply, and sweep rm deletes a
+     * sweep's runs together */
+    {18, "ALTER TABLE runs ADD COLUMN member INTEGER;"
+         "ALTER TABLE runs ADD COLUMN parent TEXT;"
+         "ALTER TABLE runs ADD COLUMN parent_iter INTEGER;"},
 };
 
 /* The steps written in C, by version, for what SQL alone cannot say:

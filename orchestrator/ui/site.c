@@ -227,6 +227,14 @@ static int api_sweep(call *c, const sw_sweep_rec *s)
     return SW_OK;
 }
 
+/* A run r's labels (`sweep tag`, `sweep note`), as json_object's last
+ * members: its tags in the order they were added, and its note or null.
+ * A subquery's JSON loses its type, hence json(). */
+#define LABELS_SQL                                                             \
+    "json((select json_group_array(tag) from (select tag from tags t"          \
+    " where t.run_id = r.id order by t.created_at, t.tag))), 'note',"          \
+    " (select text from notes n where n.run_id = r.id)"
+
 static int api_runs(call *c, const sw_sweep_rec *s)
 {
     sw_buf sql = SW_BUF_INIT;
@@ -239,7 +247,8 @@ static int api_runs(call *c, const sw_sweep_rec *s)
         " 'step', (select max(step) from metrics m where m.run_id = r.id),"
         " 'gpus', json(gpus), 'created_at', created_at,"
         " 'started_at', started_at, 'ended_at', ended_at, 'reason', reason,"
-        " 'exit_code', exit_code, 'attempts', attempts))"
+        " 'exit_code', exit_code, 'attempts', attempts, 'tags', " LABELS_SQL
+        "))"
         " from (select * from runs where sweep_id = '%s' order by idx) r",
         s->id);
     sw_buf_printf(&c->out, "{\"seq\": %llu, \"runs\": ", c->seq);

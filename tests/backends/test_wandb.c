@@ -3,9 +3,9 @@
  * mode (every request printed to a file, nothing sent): the sweep's
  * config with a local controller, run ids, the key's sources, history
  * lines split under the size limit at the right offsets, NaN and
- * Infinity as bare tokens, resuming from a mark, and a run already done
- * sending nothing. The HTTP side is tested end to end in
- * tests/cli/test_export.c against a fake server.
+ * Infinity as bare tokens, resuming from a mark, a run already done
+ * sending nothing, and a stopped run's StopRun before its end. The HTTP side is
+ * tested end to end in tests/cli/test_export.c against a fake server.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,9 +291,12 @@ static void test_history_split_under_the_limit(void **state)
      * one per request from the PUT on */
     assert_int_equal(marks, reqs - 2);
     v = request(text, 0);
-    assert_string_equal(at(v, "body/variables/config")->u.s,
-                        "{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
-                        "3}}}");
+    /* the parameters, then the `_wandb` key wandb-core's AddInternalData
+     * always writes: `t` (no telemetry of ours) and `m` (no metric) */
+    assert_string_equal(
+        at(v, "body/variables/config")->u.s,
+        "{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
+        "3}}, \"_wandb\": {\"value\": {\"t\": {}, \"m\": []}}}");
     assert_string_equal(at(v, "body/variables/displayName")->u.s, "s1-1");
     sw_value_free(v);
     v = request(text, 1);
@@ -465,6 +468,48 @@ static void test_step_is_the_trainers_own(void **state)
     close_dry(&s);
 }
 
+/* A stopped run: StopRun with the storage id UpsertBucket gave, after
+ * the files and before the end, whose exit code is the caller's (255,
+ * W&B's for a run it stopped: tests/cli/test_export.c says why); once
+ * the end is sent, nothing more. A stopped run still running (not
+ * ended) is not stopped in W&B yet. */
+static void test_a_stopped_run_is_stopped_before_its_end(void **state)
+{
+    fake_run *r = sw_malloc(sizeof(*r));
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
+    session s;
+    char *text;
+    sw_value *v;
+
+    (void)state;
+    make_run(r, 3);
+    r->run.stopped = true;
+    r->run.exit_code = 255;
+    r->run.ended = false;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    assert_int_equal(m.requests, 4); /* no StopRun while it runs */
+    r->run.ended = true;
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    assert_int_equal(m.requests, 3); /* UpsertBucket, StopRun, file_stream */
+    text = printed(&s);
+    v = request(text, 5);
+    assert_string_equal(at(v, "body/operationName")->u.s, "StopRun");
+    assert_string_equal(at(v, "body/variables/id")->u.s, "dry-run");
+    assert_non_null(
+        strstr(at(v, "body/query")->u.s, "stopRun(input: {id: $id})"));
+    sw_value_free(v);
+    v = request(text, 6);
+    assert_true(at(v, "body/complete")->u.b);
+    assert_int_equal(at(v, "body/exitcode")->u.i, 255);
+    sw_value_free(v);
+    free(text);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    assert_int_equal(m.requests, 0);
+    close_dry(&s);
+    free(r);
+}
+
 static void test_a_line_over_the_limit_is_refused(void **state)
 {
     fake_run *r = sw_malloc(sizeof(*r));
@@ -482,6 +527,55 @@ static void test_a_line_over_the_limit_is_refused(void **state)
     free(r);
 }
 
+/* A PBT run's lineage goes in its config as "pbt", with W&B's name of
+ * its parent; a parameter called pbt keeps its name and the lineage is
+ * left out. */
+static void test_pbt_lineage_in_the_config(void **state)
+{
+    fake_run *r = sw_malloc(sizeof(*r));
+    sw_wandb_mark m = {0, -1, false, false, false, 0, 0, false};
+    char name[9], *want, *text;
+    session s;
+    sw_value *v;
+
+    (void)state;
+    make_run(r, 1);
+    r->run.pbt = true;
+    r->run.member = 2;
+    r->run.parent = "s1-3";
+    r->run.parent_iter = 8;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 0);
+    sw_wandb_run_name(name, "s1-3");
+    want = sw_aprintf("{\"lr\": {\"value\": 0.1}, \"m\": {\"value\": {\"d\": "
+                      "3}}, \"pbt\": {\"value\": {\"member\": 2, \"parent\": "
+                      "\"s1-3\", \"parent_run\": \"%s\", \"parent_iter\": 8}}, "
+                      "\"_wandb\": {\"value\": {\"t\": {}, \"m\": []}}}",
+                      name);
+    assert_string_equal(at(v, "body/variables/config")->u.s, want);
+    free(want);
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+
+    m = (sw_wandb_mark){0, -1, false, false, false, 0, 0, false};
+    r->run.params = "{\"pbt\": 1}";
+    r->run.parent = NULL;
+    open_dry(&s, 0);
+    assert_int_equal(sw_wandb_export_run(s.w, &r->run, &m, NULL, NULL), SW_OK);
+    text = printed(&s);
+    v = request(text, 0);
+    assert_string_equal(at(v, "body/variables/config")->u.s,
+                        "{\"pbt\": {\"value\": 1}, \"_wandb\": {\"value\": "
+                        "{\"t\": {}, \"m\": []}}}");
+    sw_value_free(v);
+    free(text);
+    close_dry(&s);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -494,7 +588,9 @@ int main(void)
         cmocka_unit_test(test_resume_and_done),
         cmocka_unit_test(test_numbers_in_a_line),
         cmocka_unit_test(test_step_is_the_trainers_own),
+        cmocka_unit_test(test_a_stopped_run_is_stopped_before_its_end),
         cmocka_unit_test(test_a_line_over_the_limit_is_refused),
+        cmocka_unit_test(test_pbt_lineage_in_the_config),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,9 @@
 serve:  fake_wandb.py serve --port-file F --log L --key K [--fail SPEC] [--delay S] [--sink]
         Listens on 127.0.0.1 (a free port, written to F once listening) and
         answers the part of W&B's API that `sweep export wandb` speaks:
-        POST /graphql (UpsertSweep, UpsertBucket, CreateRunFiles), POST
-        /files/E/P/RUN/file_stream, and PUT of the upload URLs it hands out.
+        POST /graphql (UpsertSweep, UpsertBucket, CreateRunFiles, StopRun),
+        POST /files/E/P/RUN/file_stream, and PUT of the upload URLs it
+        hands out.
         Every request is appended to L as one JSON line, with the problems
         found in its shape ("problems": [...]). It checks the Basic auth
         (api:K) on API requests and its absence on uploads.
@@ -192,7 +193,8 @@ class Handler(BaseHTTPRequestHandler):
             problem(probs, "query does not call %s(input: ...)", op)
         handler = {"UpsertSweep": self.upsert_sweep,
                    "UpsertBucket": self.upsert_bucket,
-                   "CreateRunFiles": self.create_run_files}.get(op)
+                   "CreateRunFiles": self.create_run_files,
+                   "StopRun": self.stop_run}.get(op)
         if not handler:
             problem(probs, "unknown operation %s", op)
             return self.answer(200, {"errors": [{"message": "unknown op"}]})
@@ -243,7 +245,14 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(cfg, dict) or any(
                     not isinstance(x, dict) or set(x) != {"value"} for x in cfg.values()):
                 problem(probs, "config is not {key: {value: v}}")
-        except (TypeError, ValueError):
+            # wandb-core's RunConfig.AddInternalData
+            # (core/internal/runconfig/runconfig.go) always sets _wandb's
+            # `t` (telemetry) and `m` (define_metric's list)
+            w = cfg.get("_wandb", {}).get("value") if isinstance(cfg, dict) else None
+            if not isinstance(w, dict) or not isinstance(w.get("t"), dict) \
+                    or not isinstance(w.get("m"), list):
+                problem(probs, "config lacks _wandb: {value: {t: {}, m: []}}")
+        except (TypeError, ValueError, AttributeError):
             problem(probs, "config is not a JSON string")
             cfg = None
         if v.get("sweep") is not None and v.get("sweep") not in S.sweeps:
@@ -260,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
             run = S.runs[key] = {"lines": [], "summary": None, "complete": False,
                                  "exitcode": None, "uploaded": [], "files": {},
                                  "overlaps": 0, "gaps": 0, "upserts": 0,
-                                 "name": name}
+                                 "name": name, "stopped": False}
         run["upserts"] += 1
         for k in ("displayName", "sweep", "commit", "repo", "program", "host",
                   "groupName", "tags", "notes"):
@@ -270,6 +279,25 @@ class Handler(BaseHTTPRequestHandler):
                            "displayName": v.get("displayName"),
                            "historyLineCount": len(run["lines"])},
                 "inserted": inserted}
+
+    def stop_run(self, v, entry):
+        """W&B's StopRun (core/api/graphql/mutation_stop_run.graphql): sets
+        the `stopped` flag of a run, by its storage id, as the App's Stop
+        button, wandb.Api().run(...).stop() and the sweep controller's
+        early stops do: to a run still running. The run's SDK reads the
+        flag back in file_stream answers (filestreamimpl.go)."""
+        probs = entry["problems"]
+        if set(v) != {"id"}:
+            problem(probs, "StopRun variables %s", sorted(v))
+        run = next((r for r in S.runs.values()
+                    if "UnVuOg" + r["name"] == v.get("id")), None)
+        if run is None:
+            return "run %s not found" % v.get("id")
+        entry["run"] = run["name"]
+        if run["complete"]:
+            problem(probs, "StopRun after the run's end (W&B stops running runs)")
+        run["stopped"] = True
+        return {"success": True}
 
     def create_run_files(self, v, entry):
         probs = entry["problems"]
@@ -294,6 +322,11 @@ class Handler(BaseHTTPRequestHandler):
             problem(probs, "upload carries an Authorization header")
         if self.headers.get(UPLOAD_HEADER[0]) != UPLOAD_HEADER[1]:
             problem(probs, "upload lacks the header W&B asked for")
+        # wandb-core's DefaultFileTransfer.Upload sends W&B's upload
+        # headers alone (core/internal/filetransfer/file_transfer_default.go)
+        if self.headers.get("Content-Type") is not None:
+            problem(probs, "upload has Content-Type %s",
+                    self.headers.get("Content-Type"))
         parts = self.path.split("/")[2:]
         with S.lock:
             run = S.runs.get(tuple(parts[:3]))
@@ -333,7 +366,8 @@ class Handler(BaseHTTPRequestHandler):
                     problem(probs, "complete without an integer exitcode")
                 run["complete"] = True
                 run["exitcode"] = body.get("exitcode")
-        self.answer(200, {"exitcode": None, "limits": {}})
+            stopped = run["stopped"]
+        self.answer(200, {"exitcode": None, "limits": {}, "stopped": stopped})
 
     def history(self, run, hist, entry):
         probs = entry["problems"]
@@ -402,6 +436,7 @@ class Handler(BaseHTTPRequestHandler):
             "UpsertBucket": {"upsertBucket": {"bucket": {"id": "x", "name": v.get("name"),
                                                          "historyLineCount": 0},
                                               "inserted": True}},
+            "StopRun": {"stopRun": {"success": True}},
             "CreateRunFiles": {"createRunFiles": {
                 "uploadHeaders": [], "files": [
                     {"name": f, "uploadUrl": "http://127.0.0.1:%d/_upload/%s" % (port, f)}
@@ -414,6 +449,19 @@ def finite(v):
     if isinstance(v, float) and not math.isfinite(v):
         return repr(v)
     return v
+
+
+def run_state(r):
+    """The state W&B's App shows for a run (the states of
+    wandb/apis/public/runs.py, Run.state): running until its end; then
+    killed when W&B had stopped it (docs.wandb.ai/models/runs/stop-runs:
+    "the run's state changes from running to Killed"), else finished or
+    failed by its exit code."""
+    if not r["complete"]:
+        return "running"
+    if r["stopped"]:
+        return "killed"
+    return "finished" if r["exitcode"] == 0 else "failed"
 
 
 def state_view():
@@ -441,6 +489,7 @@ def state_view():
                 "nonfinite_lines": bare, "overlaps": r["overlaps"], "gaps": r["gaps"],
                 "upserts": r["upserts"], "complete": r["complete"],
                 "exitcode": r["exitcode"], "uploaded": r["uploaded"],
+                "stopped": r["stopped"], "state": run_state(r),
                 "files": sorted(r["files"]),
                 "patch": r["files"].get("diff.patch"),
                 "metadata": json.loads(r["files"].get("wandb-metadata.json", "null")),

@@ -597,9 +597,33 @@ static void test_metadata_args_follow_the_script(void **state)
 
 static const sw_value *run_named(const sw_value *rep, const char *id);
 
-/* A run stopped early ends in W&B as W&B's agent ends the runs it stops:
- * by SIGTERM (the agent's proc.terminate()), so with a non-zero exit
- * code, 143 here, and our tag `stopped`; the others finish with 0. */
+/* A run stopped early (here by hand, `sweep stop`) ends in W&B as the
+ * runs W&B stops itself, and this is what its SDK tells the server for
+ * them (wandb/wandb, read at b6e2950):
+ * - W&B holds the stop as the run's `stopped` flag, set while the run
+ *   runs by `mutation StopRun($id: ID!) { stopRun(input: {id: $id}) {
+ *   success } }` with the run's storage id, UpsertBucket's bucket.id
+ *   (core/api/graphql/mutation_stop_run.graphql; what the App's Stop
+ *   button and wandb.Api().run(...).stop() send, wandb/apis/public/
+ *   runs.py Run.stop; a sweep's early stops set the same flag,
+ *   wandb/wandb_controller.py _parse_scheduled reads it as r.stopped);
+ * - the run's SDK reads the flag (file_stream answers' "stopped",
+ *   core/internal/filestream/filestreamimpl.go; polled by
+ *   _RunStopCheckerImpl.loop, wandb/sdk/lib/run_stopping.py) and
+ *   interrupts its script (interrupt.interrupt_main: SIGINT, so a
+ *   KeyboardInterrupt), which ExitHooks.exc_handler records as exit
+ *   code 255 (wandb/sdk/lib/exit_hooks.py); Run._atexit_cleanup sends
+ *   it (wandb/sdk/wandb_run.py) and wandb-core ends the file_stream with
+ *   {"complete": true, "exitcode": 255} (Sender's FinishWithExit,
+ *   core/internal/stream/sender.go; ExitUpdate.Apply,
+ *   core/internal/filestream/updateexit.go). No run `state` is sent:
+ *   UpsertBucket's `state` is only ever "pending" from the SDK.
+ * (When the agent's SIGTERM, wandb/wandb_agent.py Agent._command_stop,
+ * kills the script first, its service exits without a word,
+ * core/pkg/server/server.go exitWhenParentIsGone, and the server learns
+ * nothing more; that is no end to copy.) The App then shows the run
+ * `killed` (docs.wandb.ai/models/runs/stop-runs), as the fake does. The
+ * run that finished is not stopped and ends with 0. */
 static void test_stopped_run_ends_as_wandb_stops_one(void **state)
 {
     fixture *f = *state;
@@ -612,6 +636,7 @@ static void test_stopped_run_ends_as_wandb_stops_one(void **state)
     char *file = sw_h_file(&f->h, "stop.yaml", text), *out = NULL, *id, *r1;
     const sw_value *run;
     sw_value *rep;
+    long before;
     pid_t pid;
 
     const char *args[] = {"run", file, "--quiet", NULL};
@@ -634,19 +659,93 @@ static void test_stopped_run_ends_as_wandb_stops_one(void **state)
     assert_int_equal(export(f, id, NULL, &out), 0);
     free(out);
     rep = report(f, 0);
-    expect_no_problems(rep);
+    expect_no_problems(rep); /* StopRun came while the run ran */
+    assert_int_equal(num(at(rep, "ops"), "StopRun"), 1);
     run = run_named(rep, r1);
+    assert_true(num(run, "stopped"));
     assert_true(num(run, "complete"));
-    assert_int_equal(num(run, "exitcode"), 143);
+    assert_int_equal(num(run, "exitcode"), 255);
+    assert_string_equal(str(run, "state"), "killed");
     assert_string_equal(at(run, "tags")->u.list.items[0]->u.s, "stopped");
     free(r1);
     r1 = sw_aprintf("%s-2", id);
-    assert_int_equal(num(run_named(rep, r1), "exitcode"), 0);
+    run = run_named(rep, r1);
+    assert_false(num(run, "stopped"));
+    assert_int_equal(num(run, "exitcode"), 0);
+    assert_string_equal(str(run, "state"), "finished");
+    sw_value_free(rep);
+    /* its end was sent: the next export stops nothing again */
+    before = log_lines(f);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, before);
+    assert_int_equal(num(rep, "log_requests"), 0);
     sw_value_free(rep);
     free(r1);
     free(id);
     free(file);
     free(text);
+}
+
+/* A `--backend sim` sweep: its control keys (`_seconds`, the virtual
+ * time a step took; `_startup`, docs/simulation.md) are the
+ * simulator's, not the trainer's metrics: the engine never stores them,
+ * so W&B gets them neither in a line nor in the summary, and the
+ * trainer's loss as it is. Its three virtual hours, which run ahead of
+ * the wall clock, are moved back to end by the export: no line is in
+ * the future. */
+static void test_sim_control_key_is_no_metric(void **state)
+{
+    fixture *f = *state;
+    char *train = sw_h_file(&f->h, "sim.sh",
+                            "#!/bin/sh\necho '@metrics {\"_startup\": 5}'\n"
+                            "for i in 1 2 3; do echo \"@metrics "
+                            "{\\\"step\\\": $i, \\\"loss\\\": $i, "
+                            "\\\"_seconds\\\": 3600}\"; done\n");
+    char *text, *file, *out = NULL, *id;
+    const sw_value *run;
+    sw_value *rep, *line = NULL;
+    double when;
+
+    chmod(train, 0755);
+    text = sw_aprintf("method: grid\nmetric: {name: loss, goal: minimize}\n"
+                      "command: [%s]\nparameters:\n  x: {values: [1]}\n",
+                      train);
+    file = sw_h_file(&f->h, "sim.yaml", text);
+    const char *args[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&f->h, args, NULL), 0);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from metrics where "
+                                       "name like '\\_%' escape '\\'"),
+                     0);
+    assert_int_equal(sw_h_count(&f->h, "select count(*) from metrics"), 3);
+    const char *q[] = {"query", "select id from sweeps", "--csv", NULL};
+    assert_int_equal(sw_h_run(&f->h, q, &out), 0);
+    id = sw_strndup(strchr(out, '\n') + 1, 8);
+    free(out);
+    start_server(f, NULL);
+    assert_int_equal(export(f, id, NULL, &out), 0);
+    free(out);
+    rep = report(f, 0);
+    expect_no_problems(rep);
+    run = at(rep, "runs")->u.map.vals[0];
+    assert_int_equal(num(run, "lines"), 3);
+    assert_null(strstr(str(run, "first_line"), "_seconds"));
+    assert_null(strstr(str(run, "first_line"), "_startup"));
+    assert_non_null(strstr(str(run, "first_line"), "\"loss\": 1"));
+    assert_null(sw_value_map_get(at(run, "summary"), "_seconds"));
+    assert_int_equal(sw_json_parse(&line, str(run, "first_line"),
+                                   strlen(str(run, "first_line"))),
+                     SW_OK);
+    assert_true(sw_value_number(sw_value_map_get(line, "_timestamp"), &when));
+    /* the first of 3 hours: 2 before the last, which is at most now */
+    assert_true(when <= (double)time(NULL) - 7000);
+    assert_true(when >= (double)time(NULL) - 3 * 3600 - 600);
+    sw_value_free(line);
+    sw_value_free(rep);
+    free(id);
+    free(file);
+    free(text);
+    free(train);
 }
 
 static void test_key_from_netrc_and_one_run(void **state)
@@ -813,6 +912,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dry_run_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_stopped_run_ends_as_wandb_stops_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_control_key_is_no_metric,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_args_follow_the_script,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_from_netrc_and_one_run, setup,

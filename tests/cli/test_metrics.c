@@ -388,6 +388,51 @@ static void test_run_folder_holds_no_token(void **state)
     sw_h_dispose(&h);
 }
 
+/* Lines printed in one burst keep the time the trial logged each
+ * (`_timestamp`): the first, logged half a second before it was printed,
+ * is stored then; one in the future, or none, is stored when it came. */
+static void test_a_trial_s_timestamps_are_kept(void **state)
+{
+    static const char trial[] =
+        "#!/bin/sh\n"
+        "t0=$(date +%s.%N)\nsleep 0.5\n"
+        "echo \"@metrics {\\\"step\\\": 1, \\\"loss\\\": 1, "
+        "\\\"_timestamp\\\": $t0}\"\n"
+        "echo '@metrics {\"step\": 2, \"loss\": 0.5, \"_timestamp\": "
+        "4000000000}'\n"
+        "echo '@metrics {\"step\": 3, \"loss\": 0.4}'\n";
+    char *file, *script, *text;
+    sw_h h;
+
+    (void)state;
+    sw_h_init(&h);
+    script = sw_h_file(&h, "ts.sh", trial);
+    chmod(script, 0755);
+    text = sw_aprintf("method: grid\nmetric: {name: loss}\n"
+                      "command: [%s]\nparameters: {x: {values: [1]}}\n",
+                      script);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join "
+                                    "runs r on r.id = m.run_id where step = "
+                                    "1 and m.time >= r.started_at and m.time "
+                                    "< r.ended_at - 0.4"),
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics m join "
+                                    "runs r on r.id = m.run_id where step > "
+                                    "1 and m.time > r.ended_at - 0.2 and "
+                                    "m.time <= r.ended_at"),
+                     2);
+    assert_int_equal(sw_h_count(&h, "select count(*) from metrics where name "
+                                    "= '_timestamp'"),
+                     0);
+    free(text);
+    free(script);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_resume_keeps_values_and_decisions),
         cmocka_unit_test(test_resume_knows_adopted_tokens_at_once),
         cmocka_unit_test(test_run_folder_holds_no_token),
+        cmocka_unit_test(test_a_trial_s_timestamps_are_kept),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

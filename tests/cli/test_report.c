@@ -224,12 +224,14 @@ static void check_svg(const char *svg)
 
 /* `sweep ls` gives each sweep's best value (as `sweep best` ranks it:
  * the least value of a finished run) and when it was
- * made: a date for people, Unix seconds in --json. */
+ * made: a date for people, ISO 8601 in UTC in --json (test_json.c reads
+ * it back). */
 static void check_ls(const sw_h *h)
 {
     const char *table[] = {"ls", NULL};
     const char *json[] = {"ls", "--json", NULL};
     sw_value *doc = NULL;
+    const sw_value *created;
     char *out = NULL;
     double best;
 
@@ -241,7 +243,10 @@ static void check_ls(const sw_h *h)
     free(out);
     assert_int_equal(sw_h_run(h, json, &out), 0);
     assert_int_equal(sw_json_parse(&doc, out, strlen(out)), SW_OK);
-    assert_true(key(doc, "created_at") > 1.7e9);
+    created = sw_value_map_get(doc, "created_at");
+    assert_true(created && created->type == SW_STR);
+    assert_int_equal(strlen(created->u.s), 24); /* 2026-12-01T23:10:56.303Z */
+    assert_true(created->u.s[10] == 'T' && created->u.s[23] == 'Z');
     best = key(doc, "best");
     assert_near(best, qnum(h, "(select min(value) from runs where state = "
                               "'finished')"));
@@ -256,12 +261,15 @@ static void check_ls(const sw_h *h)
 
 /* What people read of the same sweep: `sweep show` gives times as dates
  * and a missing value as "-" (not Python's None), and a query's table
- * shows a timestamp's every digit (not 1.79618e+09). */
+ * shows each number as stored (a timestamp's every digit, not
+ * 1.79618e+09). */
 static void check_show_and_query(const sw_h *h)
 {
     const char *show[] = {"show", "--", NULL, NULL};
     const char *query[] = {"query", "select started_at from runs limit 1",
                            NULL};
+    const char *exact[] = {
+        "query", "select 0.123456789 as x, 1796175056.303125 as t", NULL};
     char *id = NULL, *out = NULL, *nl;
 
     const char *ids[] = {"query", "select id from runs limit 1", "--csv", NULL};
@@ -280,6 +288,11 @@ static void check_show_and_query(const sw_h *h)
     assert_int_equal(sw_h_run(h, query, &out), 0);
     assert_null(strstr(out, "e+09"));
     assert_non_null(strstr(out, "\n17"));
+    free(out);
+    /* and no number rounded: what SQLite stored, as --csv gives it */
+    assert_int_equal(sw_h_run(h, exact, &out), 0);
+    assert_string_equal(out,
+                        "x            t\n0.123456789  1796175056.303125\n");
     free(out);
     free(id);
     check_ls(h);

@@ -603,6 +603,82 @@ static void test_promotion_pauses_and_resumes(void **state)
     sw_h_dispose(&h);
 }
 
+/* Runs that paused at their rung show the command works: failures
+ * after them are a trial's bad luck, not a command that cannot run, so
+ * the first-failures rule does not give up while nothing has finished
+ * yet (with promotion, nothing finishes for a long time). */
+static void test_paused_runs_count_as_working(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "parallel: 4\nrun_cap: 24\nsim: {fail_rate: 0.5, "
+                     "startup: 0}\nearly_terminate: {type: asha, promote: "
+                     "true, min_iter: 1, eta: 3, max_iter: 27}",
+                     24, 27, 60, 0);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    sw_h_run(&h, run, &out);
+    assert_null(strstr(out, "all failed"));
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'failed'") > 5,
+                     1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "in ('pending', 'paused')"),
+                     0);
+    free(out);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+/* PBT under the simulator: a child run's checkpoint folder is a copy of
+ * its parent's, so it goes on from the step the parent trained to (the
+ * step the simulated checkpoint holds), not from step 1; every attempt
+ * lasts the steps it trained, 60 s each. */
+static void test_pbt_children_go_on_from_their_parent(void **state)
+{
+    sw_h h;
+    char *file, *script;
+    sw_buf b = SW_BUF_INIT;
+
+    (void)state;
+    sw_h_init(&h);
+    free(sim_sweep(&h, "", "", 1, 1, 1, 0)); /* the surrogate's files */
+    script = sw_h_file(&h, "trial.sh", trial_sh);
+    chmod(script, 0755);
+    sw_buf_printf(&b,
+                  "method: pbt\nmetric: {name: loss, goal: minimize}\n"
+                  "pbt: {population: 4, interval: 3, max_iter: 9}\n"
+                  "command: [%s, \"${args}\"]\nsim: {startup: 0}\n"
+                  "parameters:\n  steps: {value: 9}\n  secs: {value: 60}\n"
+                  "  slope: {value: 0}\n  lr: {min: 0.1, max: 0.9}\n",
+                  script);
+    file = sw_h_file(&h, "pbt.yaml", sw_buf_cstr(&b));
+    sw_buf_dispose(&b);
+    free(script);
+    const char *run[] = {"run", file, "--backend", "sim", "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    assert_true(sw_h_count(&h, "select count(*) from runs where parent is "
+                               "not null") >= 2);
+    /* a child's first step is its parent's iteration + 1 */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs r where "
+                                    "parent is not null and (select "
+                                    "min(step) from metrics m where m.run_id "
+                                    "= r.id) != r.parent_iter + 1"),
+                     0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from attempts a where "
+                                    "abs(a.ended_at - a.started_at - 60 * "
+                                    "(select count(*) from metrics m where "
+                                    "m.run_id = a.run_id and m.name = 'loss' "
+                                    "and m.time > a.started_at and m.time <= "
+                                    "a.ended_at + 1e-6)) > 1e-3"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +695,8 @@ int main(void)
         cmocka_unit_test(test_startup_and_reading_delay),
         cmocka_unit_test(test_a_trial_declares_its_startup),
         cmocka_unit_test(test_promotion_pauses_and_resumes),
+        cmocka_unit_test(test_paused_runs_count_as_working),
+        cmocka_unit_test(test_pbt_children_go_on_from_their_parent),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

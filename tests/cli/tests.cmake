@@ -122,6 +122,13 @@ add_test(NAME cli.promote COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_prom
   $<TARGET_FILE:sweep>)
 set_tests_properties(cli.promote PROPERTIES LABELS cli TIMEOUT 180)
 
+# PBT through the real binary: a population of 4 in 3 rounds, exploits
+# from the best member's checkpoint, lineage in the store, show, ls and
+# the W&B export; SIGKILL with members paused, then sweep resume.
+add_test(NAME cli.pbt COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_pbt.sh
+  $<TARGET_FILE:sweep>)
+set_tests_properties(cli.pbt PROPERTIES LABELS cli TIMEOUT 240)
+
 # The simulator against real local runs of the same curves at 0.2 s
 # steps, with Hyperband and promotion ASHA: the same decisions, wall and
 # GPU time within 5 %.
@@ -145,3 +152,14 @@ add_test(NAME cli.install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_inst
   ${CMAKE_BINARY_DIR})
 set_tests_properties(cli.install PROPERTIES LABELS cli TIMEOUT 120
   ENVIRONMENT "CMAKE_COMMAND=${CMAKE_COMMAND}")
+
+# Every read command's --json, read by Python's json in strict mode: its
+# keys, its times (ISO 8601, UTC, the store's), validate's problems, and
+# reproduce --json enough to run a run again.
+add_executable(test_cli_json cli/test_json.c cli/harness.c)
+target_link_libraries(test_cli_json PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_json PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_json sweep)
+add_test(NAME cli.json COMMAND test_cli_json)
+set_tests_properties(cli.json PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")

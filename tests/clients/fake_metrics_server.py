@@ -113,6 +113,7 @@ class FakeMetricsServer(object):
         self.max_body = max_body
         self.url_file = url_file
         self.reject_names = set(reject_names)
+        self.timestamps = []      # the `_timestamp` of each, as sent
         self.records = []         # every acknowledged report, in order,
                                   # less the values of a step it had
         self._seen = set()        # (step, name) of the values recorded
@@ -199,7 +200,12 @@ class FakeMetricsServer(object):
 
     def _record(self, obj):
         """Records the values of a report that are new at its step (under
-        the lock); a report without a step is recorded whole."""
+        the lock); a report without a step is recorded whole. Its
+        `_timestamp`, as sweep's server takes it, is no value: it goes to
+        self.timestamps."""
+        obj = dict(obj)
+        if "_timestamp" in obj:
+            self.timestamps.append(obj.pop("_timestamp"))
         step = obj.get("step")
         if step is None:
             self.records.append(obj)

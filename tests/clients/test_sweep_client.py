@@ -8,6 +8,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,9 +28,16 @@ from fake_metrics_server import FakeMetricsServer  # noqa: E402
 
 
 def metrics_lines(text):
-    """The reports in `@metrics` lines of `text`."""
-    return [json.loads(l[len("@metrics "):]) for l in text.splitlines()
-            if l.startswith("@metrics ")]
+    """The reports in `@metrics` lines of `text`, less the `_timestamp`
+    each carries (checked to be a time of this run)."""
+    out = []
+    for l in text.splitlines():
+        if l.startswith("@metrics "):
+            obj = json.loads(l[len("@metrics "):])
+            at = obj.pop("_timestamp", None)
+            assert at is None or abs(at - time.time()) < 600, at
+            out.append(obj)
+    return out
 
 
 class Base(unittest.TestCase):
@@ -71,6 +79,21 @@ class Delivery(Base):
         self.assertEqual(self.server.records,
                          [{"step": 1, "loss": 0.5, "acc": 1}, {"step": 2, "loss": 0.25}])
         self.assertEqual(self.out.getvalue(), "")
+
+    def test_each_report_carries_when_it_was_logged(self):
+        # a batch sent at once keeps each report's own time (_timestamp,
+        # W&B's key), so the server need not stamp them all alike
+        self.server.delay = 0.3
+        c = self.client(wait=0)
+        t0 = time.time()
+        for i in range(3):
+            c.report(step=i, loss=1.0 / (i + 1))
+            time.sleep(0.05)
+        c.flush(10)
+        at = self.server.timestamps
+        self.assertEqual(len(at), 3)
+        self.assertTrue(t0 <= at[0] < at[1] < at[2] <= time.time(), at)
+        self.assertGreaterEqual(at[2] - at[0], 0.09)
 
     def test_stop_is_returned_and_stays(self):
         self.server.stop_after = 3
@@ -279,7 +302,8 @@ class Stdout(unittest.TestCase):
         c = sweep.Client(env={}, stream=out)
         self.assertFalse(c.report(step=3, loss=0.41, acc=0.87))
         self.assertFalse(c.report(loss=float("nan")))
-        self.assertEqual(out.getvalue(),
+        text = re.sub(r', "_timestamp": [0-9.]+', "", out.getvalue())
+        self.assertEqual(text,
                          '@metrics {"step": 3, "loss": 0.41, "acc": 0.87}\n'
                          '@metrics {"step": 4, "loss": NaN}\n')
 

@@ -30,8 +30,13 @@ except ImportError:
 
 
 def metrics_lines(text):
-    return [json.loads(l[len("@metrics "):]) for l in text.splitlines()
-            if l.startswith("@metrics ")]
+    """The reports of `text`'s @metrics lines, less when they were logged
+    (`_timestamp`: a rerun logs the same values later)."""
+    out = [json.loads(l[len("@metrics "):]) for l in text.splitlines()
+           if l.startswith("@metrics ")]
+    for obj in out:
+        obj.pop("_timestamp", None)
+    return out
 
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch and scikit-learn")

@@ -114,6 +114,12 @@ try {
     const id = url.split('#/sweep/')[1];
     const want = (await api(`sweeps/${id}/runs`)).runs.length;
     check(n === want, `sweep ui shows ${n} rows of ${want}`);
+    // sweep tag and sweep note of run 1 (test_dashboard.sh), in its row
+    const labels = await page.$eval(`#runs tr[data-run="${id}-1"] td[data-col="labels"]`,
+      (td) => ({ text: td.textContent, title: td.title }));
+    check(labels.text === 'baseline, lr sweep · kept for the paper',
+      `run 1's tags and note read "${labels.text}"`);
+    check(labels.title === 'kept for the paper\nsecond line', `the note's whole text: "${labels.title}"`);
     await until('curves', async () => (await page.locator('#curves [data-curve]').count()) > 0);
     await until('a stop mark', async () => (await page.locator('[data-stopped-at]').count()) > 0);
     await checkStopMark();

@@ -100,6 +100,9 @@ wait "$many_pid" || { echo "test_dashboard: the 64-trial sweep failed" >&2; cat 
 many_id=$(echo "$url" | sed 's|.*#/sweep/||')
 
 echo "== sweep ui: the ended sweep, the list, two side by side"
+"$sweep" tag "$sweep_id-1" baseline "lr sweep" >/dev/null
+"$sweep" note "$sweep_id-1" "kept for the paper
+second line" >/dev/null
 ("$sweep" ui "$sweep_id" >"$work/ui.out" 2>&1) &
 pids+=($!)
 url=$(url_of "$work/ui.out")

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "orchestrator/engine/contract.h"
@@ -129,6 +130,84 @@ static void test_prepare_writes_both(void **state)
     sw_test_rm_tree(dir);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    assert_non_null(f = fopen(path, "w"));
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_file(const char *dir, const char *name, const char *want)
+{
+    char path[512], *got;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    got = sw_test_slurp(path, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* PBT's exploit: the parent's checkpoint folder, files, folders, modes
+ * and links, copied in place of whatever the child had (a half-made copy
+ * a crash left included); the parent's is left as it was, and a parent
+ * without one gives an empty folder. */
+static void test_copy_checkpoint(void **state)
+{
+    char dir[] = "/tmp/sw-contract-XXXXXX", from[64], to[64], p[128];
+    char link[64];
+    struct stat st;
+    ssize_t n;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(from, sizeof(from), "%s/a", dir);
+    snprintf(to, sizeof(to), "%s/b", dir);
+    assert_int_equal(sw_contract_prepare(from, "{}"), SW_OK);
+    snprintf(p, sizeof(p), "%s/checkpoint/opt", from);
+    assert_int_equal(mkdir(p, 0700), 0);
+    put(from, "checkpoint/step", "8\n");
+    put(from, "checkpoint/opt/state", "adam");
+    snprintf(p, sizeof(p), "%s/checkpoint/step", from);
+    assert_int_equal(chmod(p, 0640), 0);
+    snprintf(p, sizeof(p), "%s/checkpoint/latest", from);
+    assert_int_equal(symlink("step", p), 0);
+    /* what the child had, and a copy a crash cut short */
+    assert_int_equal(sw_contract_prepare(to, "{}"), SW_OK);
+    put(to, "checkpoint/old", "x");
+    snprintf(p, sizeof(p), "%s/checkpoint.copy", to);
+    assert_int_equal(mkdir(p, 0700), 0);
+    put(to, "checkpoint.copy/half", "x");
+
+    assert_int_equal(sw_contract_copy_checkpoint(from, to), SW_OK);
+    expect_file(to, "checkpoint/step", "8\n");
+    expect_file(to, "checkpoint/opt/state", "adam");
+    assert_false(exists(to, "checkpoint/old"));
+    assert_false(exists(to, "checkpoint.copy"));
+    snprintf(p, sizeof(p), "%s/checkpoint/step", to);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    snprintf(p, sizeof(p), "%s/checkpoint/latest", to);
+    n = readlink(p, link, sizeof(link) - 1);
+    assert_int_equal(n, 4);
+    link[n] = '\0';
+    assert_string_equal(link, "step");
+    /* a copy, not a link: the child's writes leave the parent's alone */
+    put(to, "checkpoint/step", "9\n");
+    expect_file(from, "checkpoint/step", "8\n");
+
+    /* a parent without a checkpoint folder: an empty one */
+    snprintf(p, sizeof(p), "%s/none", dir);
+    assert_int_equal(sw_contract_copy_checkpoint(p, to), SW_OK);
+    assert_true(exists(to, "checkpoint"));
+    assert_false(exists(to, "checkpoint/step"));
+    sw_test_rm_tree(dir);
+}
+
 static const char *env_get(char **env, const char *name)
 {
     size_t n = strlen(name);
@@ -165,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_not_an_object_is_refused),
         cmocka_unit_test(test_env_names_wandb_reads),
         cmocka_unit_test(test_prepare_writes_both),
+        cmocka_unit_test(test_copy_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

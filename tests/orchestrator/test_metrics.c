@@ -54,6 +54,35 @@ static void test_arrays_and_no_step(void **state)
     sw_metric_batch_dispose(&b);
 }
 
+/* `_timestamp` is when the trial logged the values, not a metric; one
+ * that is not a time refuses a strict report and is ignored otherwise. */
+static void test_timestamps(void **state)
+{
+    sw_metric_batch b;
+
+    (void)state;
+    sw_metric_batch_init(&b);
+    assert_int_equal(parse(&b, "[{\"step\": 1, \"a\": 1, \"_timestamp\": "
+                               "1796000000.25}, {\"a\": 2}]"),
+                     SW_OK);
+    assert_int_equal(b.len, 2);
+    assert_string_equal(b.items[0].name, "a");
+    assert_true(b.items[0].time == 1796000000.25);
+    assert_true(b.items[1].time == 0);
+    sw_metric_batch_dispose(&b);
+    sw_metric_batch_init(&b);
+    b.strict = true;
+    assert_int_equal(parse(&b, "{\"a\": 1, \"_timestamp\": \"now\"}"),
+                     SW_EINVALID);
+    assert_int_equal(parse(&b, "{\"a\": 1, \"_timestamp\": -3}"), SW_EINVALID);
+    assert_int_equal(b.len, 0);
+    b.strict = false;
+    assert_int_equal(parse(&b, "{\"a\": 1, \"_timestamp\": \"now\"}"), SW_OK);
+    assert_int_equal(b.len, 1);
+    assert_true(b.items[0].time == 0);
+    sw_metric_batch_dispose(&b);
+}
+
 static void test_python_non_finite(void **state)
 {
     sw_metric_batch b;
@@ -246,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_repeated_names),
         cmocka_unit_test(test_a_nul_refuses_the_report),
         cmocka_unit_test(test_metrics_lines),
+        cmocka_unit_test(test_timestamps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,9 +64,9 @@ static void make(scenario *s)
     int64_t i;
 
     memset(s, 0, sizeof(*s));
-    s->runs[0] = (sw_report_run){"r0", SW_RUN_FINISHED};
-    s->runs[1] = (sw_report_run){"r1", SW_RUN_FINISHED};
-    s->runs[2] = (sw_report_run){"r2", SW_RUN_STOPPED};
+    s->runs[0] = (sw_report_run){"r0", SW_RUN_FINISHED, false};
+    s->runs[1] = (sw_report_run){"r1", SW_RUN_FINISHED, false};
+    s->runs[2] = (sw_report_run){"r2", SW_RUN_STOPPED, false};
     s->attempts[0] = att(0, 1000, 1100, SW_ATT_FINISHED, 1);
     s->attempts[1] = att(1, 1000, 1040, SW_ATT_FAILED, 0.5);
     s->attempts[2] = att(1, 1050, 1110, SW_ATT_FINISHED, 0.5);
@@ -131,6 +131,33 @@ static void test_every_figure_by_hand(void **state)
     /* 220 GPU-seconds = 0.0611 GPU-hours x 3 USD; 2 finished runs */
     assert_near(r.cost, 220.0 / 3600 * 3);
     assert_near(r.cost_per_finished_run, 220.0 / 3600 * 3 / 2);
+}
+
+/* A run a PBT exploit replaced saved nothing (its place trained on, in
+ * the run that took it) and is counted as replaced; another stopped run
+ * still saves its remaining iterations. */
+static void test_replaced_saves_nothing(void **state)
+{
+    sw_buf b = SW_BUF_INIT;
+    scenario s;
+    sw_report r;
+
+    (void)state;
+    make(&s);
+    s.runs[2].replaced = true;
+    sw_report_compute(&r, &s.d);
+    assert_int_equal(r.stopped, 1);
+    assert_int_equal(r.replaced, 1);
+    assert_near(r.trial_seconds_saved_by_stopping, 0);
+    assert_near(r.gpu_seconds_saved_by_stopping, 0);
+    assert_near(r.gpu_seconds_busy, 160); /* spent all the same */
+    sw_report_write_text(&b, &s.d, &r);
+    assert_non_null(
+        strstr(sw_buf_cstr(&b), "runs replaced by exploits      1"));
+    b.len = 0;
+    sw_report_write_json(&b, &s.d, &r);
+    assert_non_null(strstr(sw_buf_cstr(&b), "\"replaced\": 1,"));
+    sw_buf_dispose(&b);
 }
 
 /* Without an inventory, the GPUs are the most held at once: at 1050,
@@ -366,9 +393,9 @@ static void test_json_keys(void **state)
 static void test_plot_stacks_in_start_order(void **state)
 {
     static char dev[] = "{\"devices\": [\"0\"], \"share\": 0.5}";
-    sw_report_run runs[3] = {{"r0", SW_RUN_FINISHED},
-                             {"r1", SW_RUN_FINISHED},
-                             {"r2", SW_RUN_FINISHED}};
+    sw_report_run runs[3] = {{"r0", SW_RUN_FINISHED, false},
+                             {"r1", SW_RUN_FINISHED, false},
+                             {"r2", SW_RUN_FINISHED, false}};
     sw_report_attempt at[4] = {att(0, 0, 10, SW_ATT_FAILED, 0.5),
                                att(0, 20, 30, SW_ATT_FINISHED, 0.5),
                                att(1, 5, 15, SW_ATT_FINISHED, 0.5),
@@ -556,6 +583,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_figure_by_hand),
+        cmocka_unit_test(test_replaced_saves_nothing),
         cmocka_unit_test(test_gpus_from_the_peak),
         cmocka_unit_test(test_lost_when_nothing_was_kept),
         cmocka_unit_test(test_lost_when_the_retry_started_again),

@@ -237,7 +237,7 @@ static void test_create_and_reopen(void **state)
                                 "sweeps_name,tags\n");
     sw_store_close(f->st);
     f->st = NULL;
-    assert_int_equal(user_version(f->path), 17);
+    assert_int_equal(user_version(f->path), 18);
     /* Reopening is idempotent: the migration runs once. */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(sw_store_open(&f->st, f->path, true), SW_OK);
@@ -495,6 +495,12 @@ static void assert_run_equal(const sw_run_rec *a, const sw_run_rec *b)
     assert_str_or_null(a->git, b->git);
     assert_int_equal(a->git_dirty, b->git_dirty);
     assert_str_or_null(a->gpus, b->gpus);
+    assert_int_equal(a->has_member, b->has_member);
+    if (a->has_member)
+        assert_int_equal(a->member, b->member);
+    assert_str_or_null(a->parent, b->parent);
+    if (a->parent)
+        assert_int_equal(a->parent_iter, b->parent_iter);
 }
 
 static void expect_run(sw_store *st, const sw_run_rec *want)
@@ -545,6 +551,36 @@ static void test_run_round_trip(void **state)
     done.exit_code = 0;
     assert_int_equal(sw_store_update_run(f->st, &done), SW_OK);
     expect_q(f->st, "select exit_code from runs where id = 's1-2'", "0\n");
+}
+
+/* method pbt's lineage: a member of the population, and a run made by
+ * an exploit, from its parent's checkpoint at an iteration; written
+ * once, at put, and kept by every update. */
+static void test_run_lineage(void **state)
+{
+    fixture *f = *state;
+    sw_sweep_rec s = a_sweep("s1", NULL, 1);
+    sw_run_rec first = a_run("s1-1", "s1", 0), child = a_run("s1-5", "s1", 4);
+
+    put_sweep(f->st, &s);
+    first.has_member = true;
+    first.member = 0;
+    put_run(f->st, &first);
+    expect_run(f->st, &first);
+    child.has_member = true;
+    child.member = 3;
+    child.parent = "s1-1";
+    child.parent_iter = 8;
+    put_run(f->st, &child);
+    expect_run(f->st, &child);
+    child.state = SW_RUN_RUNNING;
+    child.parent = NULL; /* not written by update */
+    child.has_member = false;
+    assert_int_equal(sw_store_update_run(f->st, &child), SW_OK);
+    expect_q(f->st,
+             "select id, member, ifnull(parent, '-'), ifnull(parent_iter, '-')"
+             " from runs order by idx",
+             "s1-1|0|-|-\ns1-5|3|s1-1|8\n");
 }
 
 static void test_run_update_and_list(void **state)
@@ -1260,6 +1296,9 @@ static void test_migration_3_keeps_running_jobs(void **state)
              "ALTER TABLE runs DROP COLUMN lost;"
              "ALTER TABLE runs DROP COLUMN queued_seconds;"
              "ALTER TABLE runs DROP COLUMN pending_reason;"
+             "ALTER TABLE runs DROP COLUMN member;"
+             "ALTER TABLE runs DROP COLUMN parent;"
+             "ALTER TABLE runs DROP COLUMN parent_iter;"
              "DROP TABLE gpu_samples;"
              "DROP INDEX metrics_run_step;"
              "CREATE INDEX metrics_run_name_step ON metrics"
@@ -1342,6 +1381,7 @@ int main(void)
         T(test_sweep_list_state_latest),
         T(test_sweep_lookup),
         T(test_run_round_trip),
+        T(test_run_lineage),
         T(test_run_update_and_list),
         T(test_run_errors),
         T(test_count_runs),

@@ -355,7 +355,7 @@ static void test_every_problem_in_order(void **state)
         "  'bad name': {value: 1}\n"
         "paralel: 2\n",
         "s.yaml:1:1: method: unknown method 'gird' (expected grid, random, "
-        "bayes, tpe or sobol)\n"
+        "bayes, tpe, sobol or pbt)\n"
         "s.yaml:2:22: metric.goal: unknown goal 'minimise' (expected "
         "minimize or maximize)\n"
         "s.yaml:4:8: parameters.lr.min: min (0.1) must be less than max "
@@ -473,7 +473,7 @@ static void test_load_reports_io_and_first_error(void **state)
                      SW_EINVALID);
     assert_string_equal(sw_error_last(),
                         "s.yaml:1:1: method: unknown method 'x' (expected "
-                        "grid, random, bayes, tpe or sobol)");
+                        "grid, random, bayes, tpe, sobol or pbt)");
     sw_diags_dispose(&d);
 }
 

@@ -150,6 +150,8 @@ def _encode(step, metrics):
     for name, value in metrics.items():
         _check_name(name)
         record[name] = _number(name, value)
+    # when it was logged: a batch sent later keeps each report's own time
+    record.setdefault("_timestamp", round(time.time(), 6))
     return json.dumps(record, allow_nan=True)
 
 

@@ -159,6 +159,8 @@
   function upsertRun(m, r) {
     var old = m.runs[r.id];
     if (old && old.step != null && r.step == null) r.step = old.step;
+    /* the stream's runs carry no labels: they are the store's, not the engine's */
+    if (old && r.tags === undefined) { r.tags = old.tags; r.note = old.note; }
     if (!old) m.order.push(r.id);
     m.runs[r.id] = r;
   }
@@ -281,8 +283,15 @@
     { key: "id", label: "run" }, { key: "state", label: "state" },
     { key: "params", label: "params" }, { key: "value", label: "value", num: true },
     { key: "step", label: "step", num: true }, { key: "gpu", label: "GPU" },
-    { key: "elapsed", label: "elapsed", num: true }, { key: "reason", label: "reason" }
+    { key: "elapsed", label: "elapsed", num: true }, { key: "reason", label: "reason" },
+    { key: "labels", label: "tags, note" }
   ];
+
+  /* `sweep tag` and `sweep note`: the tags, then the note's first line. */
+  function labelsOf(r) {
+    var note = r.note ? String(r.note).split("\n")[0] : "";
+    return ((r.tags || []).join(", ") + (r.tags && r.tags.length && note ? " · " : "") + note);
+  }
 
   function elapsed(r) {
     if (!r.started_at) return null;
@@ -298,12 +307,14 @@
     if (key === "elapsed") return elapsed(r);
     if (key === "gpu") return gpuOf(r);
     if (key === "params") return short(r.params);
+    if (key === "labels") return labelsOf(r) || null;
     if (key === "id") return r.idx;
     return r[key];
   }
   function matches(r, words) {
     if (!words.length) return true;
-    var hay = (r.id + " " + r.state + " " + short(r.params) + " " + (r.reason || "")).toLowerCase();
+    var hay = (r.id + " " + r.state + " " + short(r.params) + " " + (r.reason || "") + " " +
+               (r.tags || []).join(" ") + " " + (r.note || "")).toLowerCase();
     return words.every(function (w) { return hay.indexOf(w) >= 0; });
   }
 
@@ -330,7 +341,8 @@
       '<td class="num">' + (r.step == null ? "" : r.step) + "</td>" +
       "<td>" + esc(gpuOf(r)) + "</td>" +
       '<td class="num">' + dur(elapsed(r)) + "</td>" +
-      '<td class="reason" title="' + esc(r.reason) + '">' + esc(r.reason) + "</td></tr>";
+      '<td class="reason" title="' + esc(r.reason) + '">' + esc(r.reason) + "</td>" +
+      '<td class="reason" data-col="labels" title="' + esc(r.note || "") + '">' + esc(labelsOf(r)) + "</td></tr>";
   }
 
   /* Up to WINDOW_ALL rows are all in the table; past that only the rows
