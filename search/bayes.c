@@ -19,6 +19,14 @@
  * half of the rest, and the hyperparameters are fitted on FIT_CAP of
  * those (W&B: 100 random runs), so a suggestion stays fast at any size.
  *
+ * Multi-fidelity (a sweep with rungs, sw_search_multi_fidelity): the GP
+ * is fitted on the values runs had at the highest rung where n_init of
+ * them have one, as BOHB fits its model at the highest budget with
+ * enough points, the runs below that rung estimated there (fidelity.c);
+ * a tenth of those suggestions are points of
+ * the initial design instead (BOHB's random_fraction). Until a rung has
+ * enough, it is fitted on the ended runs, as without.
+ *
  * Each suggestion is a function of the seed, its index and the history
  * (a set keyed by trial index): its random stream is (seed, index).
  */
@@ -50,6 +58,9 @@ typedef struct {
     sw_sobol warm;
     size_t n_init;    /* the initial design's points */
     uint64_t configs; /* a finite discrete space: its size; else 0 */
+    bool mf;          /* multi-fidelity: fitted on rung values */
+    sw_fidelity fid;  /* what the rungs showed */
+    int64_t fitted;   /* the level of the last suggestion; 0: none */
 } bayes_state;
 
 /* The size of a space whose every dimension is an int or a categorical,
@@ -101,6 +112,8 @@ static int bayes_open(void **state, const sw_spec *spec, uint64_t seed)
     sw_sobol__init(&st->warm, st->space.n, &r);
     st->n_init = initial_points(&st->space);
     st->configs = count_configs(&st->space);
+    st->mf = sw_search_multi_fidelity(spec);
+    sw_fidelity__init(&st->fid);
     *state = st;
     return SW_OK;
 }
@@ -112,6 +125,7 @@ static void bayes_close(void *state)
     if (!st)
         return;
     sw_history__dispose(&st->hist);
+    sw_fidelity__dispose(&st->fid);
     sw_features__dispose(&st->feat);
     sw_space__dispose(&st->space);
     free(st);
@@ -214,9 +228,11 @@ static void warp(double *y, size_t m)
     free(s);
 }
 
-/* The training data: features and standardised losses of `rows`. */
-static void training(const bayes_state *st, const size_t *rows, size_t m,
-                     const double *loss, double *X, double *y)
+/* The training data: features and standardised losses of `rows` of
+ * `h`. */
+static void training(const bayes_state *st, const sw_history *h,
+                     const size_t *rows, size_t m, const double *loss,
+                     double *X, double *y)
 {
     double mean = 0.0, var = 0.0, sd;
     size_t i;
@@ -231,7 +247,7 @@ static void training(const bayes_state *st, const size_t *rows, size_t m,
         var += (y[i] - mean) * (y[i] - mean);
     sd = m > 1 ? sqrt(var / (double)m) + 1e-6 : 1.0;
     for (i = 0; i < m; i++) {
-        sw_features__of(&st->feat, sw_history__z(&st->hist, rows[i]),
+        sw_features__of(&st->feat, sw_history__z(h, rows[i]),
                         &X[i * st->feat.n]);
         y[i] = (y[i] - mean) / sd;
     }
@@ -278,8 +294,9 @@ static int fit(const bayes_state *st, sw_gp *gp, const double *X,
 /* The kriging believer: the trials in flight join the data with the
  * GP's mean as their result, so EI is low around them. X and y have room
  * for m + np rows. Keeps the plain posterior when that fails. */
-static void believe(const bayes_state *st, sw_gp *gp, double *X, double *y,
-                    size_t m, const size_t *pend, size_t np)
+static void believe(const bayes_state *st, const sw_history *h, sw_gp *gp,
+                    double *X, double *y, size_t m, const size_t *pend,
+                    size_t np)
 {
     size_t nf = st->feat.n, k;
     double *work = sw_malloc((2 * m + 1) * sizeof(*work)), var;
@@ -287,7 +304,7 @@ static void believe(const bayes_state *st, sw_gp *gp, double *X, double *y,
     for (k = 0; k < np; k++) {
         double *x = &X[(m + k) * nf];
 
-        sw_features__of(&st->feat, sw_history__z(&st->hist, pend[k]), x);
+        sw_features__of(&st->feat, sw_history__z(h, pend[k]), x);
         sw_gp__predict(gp, x, &y[m + k], &var, NULL, NULL, work);
     }
     free(work);
@@ -295,9 +312,10 @@ static void believe(const bayes_state *st, sw_gp *gp, double *X, double *y,
         sw_gp__condition(gp, X, y, m);
 }
 
-/* The best n of the m training rows, as points, into near. */
-static size_t best_points(const bayes_state *st, const size_t *rows, size_t m,
-                          const double *y, double *near)
+/* The best n of the m training rows of `h`, as points, into near. */
+static size_t best_points(const bayes_state *st, const sw_history *h,
+                          const size_t *rows, size_t m, const double *y,
+                          double *near)
 {
     ranked *rk = sw_malloc((m + 1) * sizeof(*rk));
     size_t i, n = m < N_NEAR ? m : N_NEAR, d = st->space.n;
@@ -306,7 +324,7 @@ static size_t best_points(const bayes_state *st, const size_t *rows, size_t m,
         rk[i] = (ranked){y[i], i};
     qsort(rk, m, sizeof(*rk), by_loss);
     for (i = 0; i < n; i++)
-        memcpy(&near[i * d], sw_history__z(&st->hist, rows[rk[i].i]),
+        memcpy(&near[i * d], sw_history__z(h, rows[rk[i].i]),
                d * sizeof(*near));
     free(rk);
     return n;
@@ -431,12 +449,14 @@ static void pick(const bayes_state *st, const sw_acq *a, const double *near,
     free(all);
 }
 
-/* The point maximising EI, given the losses of the records; in a discrete
- * space (`seen` not NULL) among the configurations not yet tried. */
-static int suggest(const bayes_state *st, const double *loss,
-                   const seen_set *seen, sw_rng *r, double *z)
+/* The point maximising EI, given the losses of the records of `h`; in a
+ * discrete space (`seen` not NULL) among the configurations not yet
+ * tried. */
+static int suggest(const bayes_state *st, const sw_history *h,
+                   const double *loss, const seen_set *seen, sw_rng *r,
+                   double *z)
 {
-    size_t n = st->hist.len, nf = st->feat.n, m, np, i;
+    size_t n = h->len, nf = st->feat.n, m, np, i;
     size_t *rows = sw_malloc((2 * n + 1) * sizeof(*rows)), *pend = rows + n;
     double *X = sw_malloc(((GP_CAP * 2 + 1) * nf + 1) * sizeof(*X));
     double *y = sw_malloc((GP_CAP * 2 + 2) * sizeof(*y)), best = INFINITY;
@@ -445,18 +465,18 @@ static int suggest(const bayes_state *st, const double *loss,
     sw_gp gp;
     int err;
 
-    m = subset(rows, records(&st->hist, false, rows), loss, GP_CAP, r);
-    np = records(&st->hist, true, pend);
+    m = subset(rows, records(h, false, rows), loss, GP_CAP, r);
+    np = records(h, true, pend);
     np = np < GP_CAP ? np : GP_CAP;
-    training(st, rows, m, loss, X, y);
+    training(st, h, rows, m, loss, X, y);
     for (i = 0; i < m; i++)
         best = y[i] < best ? y[i] : best;
     sw_gp__init(&gp, nf, st->feat.group, st->space.n);
     if ((err = fit(st, &gp, X, y, m, r)) == SW_OK) {
-        believe(st, &gp, X, y, m, pend, np);
+        believe(st, h, &gp, X, y, m, pend, np);
         a.gp = &gp;
         a.best = best;
-        pick(st, &a, near, best_points(st, rows, m, y, near), r, z);
+        pick(st, &a, near, best_points(st, h, rows, m, y, near), r, z);
     }
     sw_gp__dispose(&gp);
     free(rows);
@@ -505,12 +525,36 @@ static void warm_point(const bayes_state *st, uint64_t index, sw_rng *r,
             z[j] = level_of(st, j, index);
 }
 
+/* What the model of a suggestion is fitted on: with multi-fidelity, the
+ * highest rung where n_init runs have a value (the initial design's
+ * size: every direction, every category seen once), else the ended
+ * runs. `view` is initialised; the caller disposes it. */
+static const sw_history *model_history(bayes_state *st, sw_history *view)
+{
+    if (!st->mf) {
+        sw_history__init(view, st->space.n);
+        st->fitted = 0;
+        return &st->hist;
+    }
+    return sw_fidelity__history(&st->fid, &st->hist, st->n_init, view,
+                                &st->fitted);
+}
+
+/* A multi-fidelity suggestion that is one of the random share. */
+static bool random_share(const bayes_state *st, uint64_t index)
+{
+    return st->fitted > 0 &&
+           sw_fidelity__coin(st->seed, index, SW_FIDELITY_RANDOM);
+}
+
 static int bayes_next(void *state, uint64_t index, sw_value **vals)
 {
     bayes_state *st = state;
-    double *loss = sw_malloc((st->hist.len + 1) * sizeof(*loss));
+    sw_history view;
+    const sw_history *h = model_history(st, &view);
+    double *loss = sw_malloc((h->len + 1) * sizeof(*loss));
     double *z = sw_malloc(2 * (st->space.n + 1) * sizeof(*z));
-    size_t real = sw_history__losses(&st->hist, &st->spec->metric, loss);
+    size_t real = sw_history__losses(h, &st->spec->metric, loss);
     seen_set seen = {NULL, 0, st->space.n};
     int err = SW_OK;
     sw_rng r;
@@ -525,13 +569,14 @@ static int bayes_next(void *state, uint64_t index, sw_value **vals)
         goto done;
     }
     sw_rng_seed(&r, st->seed, index);
-    if (index < st->n_init || real < N_INIT ||
-        suggest(st, loss, st->configs ? &seen : NULL, &r, z) != SW_OK)
+    if (index < st->n_init || real < N_INIT || random_share(st, index) ||
+        suggest(st, h, loss, st->configs ? &seen : NULL, &r, z) != SW_OK)
         warm_point(st, index, &r, z);
     if (st->configs && seen_has(&seen, z))
         untried(st, &seen, &r, z);
     sw_history__suggested(&st->hist, &st->space, index, z, vals);
 done:
+    sw_history__dispose(&view);
     free(seen.rows);
     free(loss);
     free(z);
@@ -566,6 +611,20 @@ static int bayes_pending(void *state, const sw_trial *t)
     return sw_history__record(&st->hist, &st->space, t, NAN, true);
 }
 
+static int bayes_observe_rung(void *state, const sw_trial *t, int64_t iter,
+                              double value)
+{
+    bayes_state *st = state;
+
+    return sw_fidelity__record_trial(&st->fid, &st->hist, &st->space, t, iter,
+                                     value);
+}
+
+static int64_t bayes_fitted(const void *state)
+{
+    return ((const bayes_state *)state)->fitted;
+}
+
 const sw_strategy sw_bayes__strategy = {
     .version = SW_STRATEGY_VERSION,
     .name = "bayes",
@@ -575,4 +634,6 @@ const sw_strategy sw_bayes__strategy = {
     .size = bayes_size,
     .observe = bayes_observe,
     .pending = bayes_pending,
+    .observe_rung = bayes_observe_rung,
+    .fitted = bayes_fitted,
 };

@@ -200,3 +200,35 @@ int sw_search_pending(sw_search *s, const sw_trial *t)
         skip_past(s, t);
     return err;
 }
+
+bool sw_search_multi_fidelity(const sw_spec *spec)
+{
+    sw_stop_rule rule = spec->early_terminate.rule;
+
+    return (spec->method == SW_METHOD_BAYES || spec->method == SW_METHOD_TPE) &&
+           spec->metric.name &&
+           (rule == SW_STOP_HYPERBAND || rule == SW_STOP_ASHA) &&
+           !spec->no_multi_fidelity;
+}
+
+int sw_search_observe_rung(sw_search *s, const sw_trial *t, int64_t iter,
+                           double value)
+{
+    int err = SW_OK;
+
+    if (iter <= 0)
+        return sw_error_set(SW_EINVALID,
+                            "trial %llu: a rung is an iteration above 0, "
+                            "not %lld",
+                            (unsigned long long)t->index, (long long)iter);
+    if (s->strat->observe_rung && sw_search_multi_fidelity(s->spec))
+        err = s->strat->observe_rung(s->state, t, iter, value);
+    if (err == SW_OK)
+        skip_past(s, t);
+    return err;
+}
+
+int64_t sw_search_fitted(const sw_search *s)
+{
+    return s->strat->fitted ? s->strat->fitted(s->state) : 0;
+}

@@ -73,6 +73,28 @@ int sw_search_observe(sw_search *s, const sw_trial *t, double value);
  * params, value) recorded, not on the order they came. */
 int sw_search_pending(sw_search *s, const sw_trial *t);
 
+/* Whether bayes and tpe fit their model on the values runs had at rungs
+ * (multi-fidelity search, docs/search.md): the method is bayes or tpe,
+ * early_terminate is hyperband or asha (its rungs, promote or not), and
+ * the file does not say `multi_fidelity: false`. */
+bool sw_search_multi_fidelity(const sw_spec *spec);
+
+/* Tells the search the metric `value` trial `t` had at iteration `iter`
+ * (> 0): a rung of early_terminate it reached, or the last iteration of
+ * a run that finished. Replaces the value that trial had at `iter`; a
+ * trial not heard of yet counts as in flight (observe ends it). Without
+ * multi-fidelity (sw_search_multi_fidelity), and for the methods that do
+ * not learn, it changes nothing. Fails with SW_EINVALID as observe does.
+ * Moves the cursor past t->index as observe does; the rung values are
+ * part of the set a suggestion depends on. */
+int sw_search_observe_rung(sw_search *s, const sw_trial *t, int64_t iter,
+                           double value);
+
+/* The iteration whose values the model of the last suggestion was
+ * fitted on, multi-fidelity's level (that suggestion may have been one
+ * of its random share); 0: the ended runs' values, or no model yet. */
+int64_t sw_search_fitted(const sw_search *s);
+
 /* The grid's own size, before run_cap: the product of the value counts of
  * its parameters. Fails with SW_EINVALID when a parameter is continuous. */
 int sw_grid_size(const sw_spec *spec, uint64_t *count, bool *saturated);

@@ -121,4 +121,69 @@ const double *sw_history__z(const sw_history *h, size_t i);
 size_t sw_history__losses(const sw_history *h, const sw_metric *m,
                           double *loss);
 
+/* What the rungs have shown (fidelity.c): per level, an iteration, the
+ * metric of each trial that got there, by trial index. */
+typedef struct {
+    uint64_t index;
+    double y; /* as reported; non-finite ones are imputed */
+} sw_rung_obs;
+
+typedef struct {
+    int64_t iter;
+    sw_rung_obs *obs; /* ascending by index, one per trial */
+    size_t len, cap;
+    size_t finite; /* how many of them have a finite y */
+} sw_level;
+
+typedef struct {
+    sw_level *levels; /* ascending by iter, distinct */
+    size_t n, cap;
+} sw_fidelity;
+
+/* The share of multi-fidelity suggestions that ignore the model (BOHB's
+ * random_fraction): points of the initial design, so that a model
+ * misled by early values still sees the whole space. BOHB's 1/3 cost
+ * more than it saved on tests/bench/bench_mfbo.sh, for both methods;
+ * a tenth keeps the guarantee. */
+#define SW_FIDELITY_RANDOM 0.1
+
+void sw_fidelity__init(sw_fidelity *f);
+void sw_fidelity__dispose(sw_fidelity *f);
+
+/* Records trial `index`'s metric y at iteration `iter`, replacing any
+ * value it had there. Can't fail (memory exhaustion aborts). */
+void sw_fidelity__record(sw_fidelity *f, uint64_t index, int64_t iter,
+                         double y);
+
+/* What a strategy's observe_rung does: trial `t` at `iter` with y, and
+ * in `h` as in flight unless `h` knows it already. SW_EINVALID, naming
+ * the parameter, when its params are not in the space. */
+int sw_fidelity__record_trial(sw_fidelity *f, sw_history *h, const sw_space *sp,
+                              const sw_trial *t, int64_t iter, double y);
+
+/* The highest level with at least n_min finite values; NULL: none. */
+const sw_level *sw_fidelity__pick(const sw_fidelity *f, size_t n_min);
+
+/* The history `h` as level `l` (one of f's) sees it, into `view`
+ * (initialised, empty): a trial with a value at `l` is ended with it;
+ * one with a finite value at a lower level k, from which the median
+ * change to `l` of the trials with both is known, is ended with its
+ * value at its highest such k plus that change; else one in flight is
+ * in flight, one that ended with no finite value (a failed run) is
+ * ended with none (imputed as ever), and the others are not there. */
+void sw_fidelity__view(const sw_fidelity *f, const sw_level *l,
+                       const sw_history *h, sw_history *view);
+
+/* The history a suggestion's model is fitted on: the view of the level
+ * pick() chooses (*level its iteration), or `h` itself when none has
+ * n_min values (*level 0). `view` is initialised here either way; the
+ * caller disposes it. */
+const sw_history *sw_fidelity__history(const sw_fidelity *f,
+                                       const sw_history *h, size_t n_min,
+                                       sw_history *view, int64_t *level);
+
+/* Whether the suggestion of trial `index` is one of the random
+ * `fraction`: a function of the seed and the index only. */
+bool sw_fidelity__coin(uint64_t seed, uint64_t index, double fraction);
+
 #endif

@@ -12,14 +12,14 @@
  * `next` and learn from `observe` and `pending`. Optional entries are NULL
  * when not needed.
  *
- * Version 2 added `pending`.
+ * Version 2 added `pending`; version 3 `observe_rung` and `fitted`.
  */
 #ifndef SW_STRATEGY_H
 #define SW_STRATEGY_H
 
 #include "search/search.h"
 
-#define SW_STRATEGY_VERSION 2
+#define SW_STRATEGY_VERSION 3
 
 typedef struct {
     int version; /* SW_STRATEGY_VERSION */
@@ -45,6 +45,12 @@ typedef struct {
     /* Optional: trial `t` is in flight (launched, no result yet).
      * Idempotent by t->index; a no-op for an observed trial. */
     int (*pending)(void *state, const sw_trial *t);
+    /* Optional: learns the metric `value` trial `t` had at iteration
+     * `iter` (sw_search_observe_rung). */
+    int (*observe_rung)(void *state, const sw_trial *t, int64_t iter,
+                        double value);
+    /* Optional: what sw_search_fitted says. */
+    int64_t (*fitted)(const void *state);
 } sw_strategy;
 
 extern const sw_strategy sw_grid__strategy;

@@ -26,6 +26,12 @@
  * (Optuna's constant_liar=True). Each choice was measured on
  * tests/bench/bench_search. A suggestion costs O(candidates x trials x
  * parameters).
+ *
+ * Multi-fidelity (a sweep with rungs): the estimators are built from the
+ * values runs had at the highest rung where max(N_STARTUP, parameters +
+ * 1) of them have one, BOHB's densities per budget, the runs below that
+ * rung estimated there (fidelity.c); a tenth of those suggestions are
+ * start-up points (BOHB's random_fraction).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +53,9 @@ typedef struct {
     sw_space space;
     sw_history hist;
     sw_sobol warm;
+    bool mf;         /* multi-fidelity: fitted on rung values */
+    sw_fidelity fid; /* what the rungs showed */
+    int64_t fitted;  /* the level of the last suggestion; 0: none */
 } tpe_state;
 
 /* A Parzen estimator: k components (the last is the prior) over n dims.
@@ -158,9 +167,10 @@ static double *cat_kernels(const sw_dim *d, const double *mu, size_t k,
     return lp;
 }
 
-/* The estimator of the trials `rows` (record numbers, in index order). */
-static void parzen_build(parzen *pz, const tpe_state *st, const size_t *rows,
-                         size_t m)
+/* The estimator of the trials `rows` (record numbers of `h`, in index
+ * order). */
+static void parzen_build(parzen *pz, const tpe_state *st, const sw_history *h,
+                         const size_t *rows, size_t m)
 {
     const sw_space *sp = &st->space;
     size_t n = sp->n, k = m + 1, c, j;
@@ -176,8 +186,7 @@ static void parzen_build(parzen *pz, const tpe_state *st, const size_t *rows,
     for (c = 0; c < m; c++) {
         pz->w[c] = default_weight(c, m);
         total += pz->w[c];
-        memcpy(&pz->mu[c * n], sw_history__z(&st->hist, rows[c]),
-               n * sizeof(double));
+        memcpy(&pz->mu[c * n], sw_history__z(h, rows[c]), n * sizeof(double));
     }
     pz->w[m] = PRIOR_WEIGHT;
     for (c = 0; c < k; c++)
@@ -360,17 +369,17 @@ static void split(const sw_history *h, const double *loss, size_t *below,
     free(rk);
 }
 
-static void suggest(const tpe_state *st, const double *loss, sw_rng *r,
-                    double *z)
+static void suggest(const tpe_state *st, const sw_history *h,
+                    const double *loss, sw_rng *r, double *z)
 {
-    size_t n = st->hist.len, nb, na;
+    size_t n = h->len, nb, na;
     size_t *below = sw_malloc((2 * n + 1) * sizeof(*below));
     size_t *above = below + n;
     parzen l, g;
 
-    split(&st->hist, loss, below, &nb, above, &na);
-    parzen_build(&l, st, below, nb);
-    parzen_build(&g, st, above, na);
+    split(h, loss, below, &nb, above, &na);
+    parzen_build(&l, st, h, below, nb);
+    parzen_build(&g, st, h, above, na);
     choose(&l, &g, r, z);
     parzen_free(&l);
     parzen_free(&g);
@@ -388,6 +397,8 @@ static int tpe_open(void **state, const sw_spec *spec, uint64_t seed)
     sw_history__init(&st->hist, st->space.n);
     sw_rng_seed(&r, seed, WARM_STREAM);
     sw_sobol__init(&st->warm, st->space.n, &r);
+    st->mf = sw_search_multi_fidelity(spec);
+    sw_fidelity__init(&st->fid);
     *state = st;
     return SW_OK;
 }
@@ -399,27 +410,49 @@ static void tpe_close(void *state)
     if (!st)
         return;
     sw_history__dispose(&st->hist);
+    sw_fidelity__dispose(&st->fid);
     sw_space__dispose(&st->space);
     free(st);
+}
+
+/* What the model of a suggestion is fitted on: with multi-fidelity, the
+ * highest rung where as many runs have a value as the plain method
+ * waits for (N_STARTUP, and BOHB's parameters + 1), else the ended
+ * runs. `view` is initialised; the caller disposes it. */
+static const sw_history *model_history(tpe_state *st, sw_history *view)
+{
+    size_t n_min = st->space.n + 1 > N_STARTUP ? st->space.n + 1 : N_STARTUP;
+
+    if (!st->mf) {
+        sw_history__init(view, st->space.n);
+        st->fitted = 0;
+        return &st->hist;
+    }
+    return sw_fidelity__history(&st->fid, &st->hist, n_min, view, &st->fitted);
 }
 
 static int tpe_next(void *state, uint64_t index, sw_value **vals)
 {
     tpe_state *st = state;
-    double *loss = sw_malloc((st->hist.len + 1) * sizeof(*loss));
+    sw_history view;
+    const sw_history *h = model_history(st, &view);
+    double *loss = sw_malloc((h->len + 1) * sizeof(*loss));
     double *z = sw_malloc((st->space.n + 1) * sizeof(*z));
     size_t i, ended = 0;
     sw_rng r;
 
-    sw_history__losses(&st->hist, &st->spec->metric, loss);
-    for (i = 0; i < st->hist.len; i++)
-        ended += !st->hist.obs[i].pending;
+    sw_history__losses(h, &st->spec->metric, loss);
+    for (i = 0; i < h->len; i++)
+        ended += !h->obs[i].pending;
     sw_rng_seed(&r, st->seed, index);
-    if (ended < N_STARTUP || st->space.n == 0)
+    if (ended < N_STARTUP || st->space.n == 0 ||
+        (st->fitted > 0 &&
+         sw_fidelity__coin(st->seed, index, SW_FIDELITY_RANDOM)))
         sw_space__warm_point(&st->space, &st->warm, index, &r, z);
     else
-        suggest(st, loss, &r, z);
+        suggest(st, h, loss, &r, z);
     sw_history__suggested(&st->hist, &st->space, index, z, vals);
+    sw_history__dispose(&view);
     free(loss);
     free(z);
     return SW_OK;
@@ -439,6 +472,20 @@ static int tpe_pending(void *state, const sw_trial *t)
     return sw_history__record(&st->hist, &st->space, t, NAN, true);
 }
 
+static int tpe_observe_rung(void *state, const sw_trial *t, int64_t iter,
+                            double value)
+{
+    tpe_state *st = state;
+
+    return sw_fidelity__record_trial(&st->fid, &st->hist, &st->space, t, iter,
+                                     value);
+}
+
+static int64_t tpe_fitted(const void *state)
+{
+    return ((const tpe_state *)state)->fitted;
+}
+
 const sw_strategy sw_tpe__strategy = {
     .version = SW_STRATEGY_VERSION,
     .name = "tpe",
@@ -448,4 +495,6 @@ const sw_strategy sw_tpe__strategy = {
     .size = sw_search__unbounded,
     .observe = tpe_observe,
     .pending = tpe_pending,
+    .observe_rung = tpe_observe_rung,
+    .fitted = tpe_fitted,
 };

@@ -796,6 +796,15 @@ static void top_code(sw_spec__ctx *c, const sw_value *v, const char *path)
     c->spec->code_snapshot = m && strcmp(m, "snapshot") == 0;
 }
 
+/* `multi_fidelity: false`: bayes and tpe fit on the ended runs' values
+ * only, not on what the rungs showed (docs/search.md). */
+static void top_multi_fidelity(sw_spec__ctx *c, const sw_value *v,
+                               const char *path)
+{
+    if (sw_spec__want(c, v, path, SW_BOOL))
+        c->spec->no_multi_fidelity = !v->u.b;
+}
+
 /* `sim:` (docs/simulation.md): how `--backend sim` simulates; ignored by
  * the other backends, so one file serves both. */
 static void sim_key(sw_spec__ctx *c, const char *key, const sw_value *v,
@@ -870,6 +879,7 @@ static const struct {
     {"gpus", sw_spec__top_gpus},
     {"slurm", sw_spec__top_slurm},
     {"code", top_code},
+    {"multi_fidelity", top_multi_fidelity},
     {"sim", top_sim},
     {"budget", sw_spec__top_budget},
     {"pbt", sw_spec__top_pbt},
@@ -904,6 +914,26 @@ static void top_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     sw_buf_dispose(&words);
 }
 
+/* `multi_fidelity: true` where it can do nothing is worth a word. */
+static void check_multi_fidelity(sw_spec__ctx *c, const sw_value *doc)
+{
+    const sw_value *mf = sw_value_map_get(doc, "multi_fidelity");
+    const sw_spec *spec = c->spec;
+    sw_stop_rule rule = spec->early_terminate.rule;
+
+    if (!mf || mf->type != SW_BOOL || !mf->u.b)
+        return;
+    if (spec->method != SW_METHOD_BAYES && spec->method != SW_METHOD_TPE)
+        sw_spec__warn(c, mf, "multi_fidelity",
+                      "only bayes and tpe learn from rungs: it does "
+                      "nothing for method %s",
+                      sw_method_name(spec->method));
+    else if (rule != SW_STOP_HYPERBAND && rule != SW_STOP_ASHA)
+        sw_spec__warn(c, mf, "multi_fidelity",
+                      "it needs rungs: early_terminate of type hyperband "
+                      "or asha; it does nothing here");
+}
+
 /* What must be there, and what the method and stopping rule need. */
 static void check_required(sw_spec__ctx *c, const sw_value *doc)
 {
@@ -925,6 +955,7 @@ static void check_required(sw_spec__ctx *c, const sw_value *doc)
     if (et && !metric)
         sw_spec__err(c, et, "early_terminate",
                      "needs a metric to compare runs by");
+    check_multi_fidelity(c, doc);
 }
 
 /* What the method itself needs of the parameters: a grid enumerates

@@ -201,6 +201,9 @@ typedef struct {
     double sim_read_delay; /* `sim: {read_delay}`: seconds from a line's
                               print to its reading; < 0: the default */
     sw_pbt_spec pbt;       /* `pbt:`; read only with method: pbt */
+    /* `multi_fidelity: false`: bayes and tpe fit on the ended runs only,
+     * not on rung values (docs/search.md) */
+    bool no_multi_fidelity;
 } sw_spec;
 
 /* The largest sweep file sw_spec_load reads (docs/sweep-file.md). */

@@ -141,6 +141,7 @@ void sw_engine__dispose(sw_engine *e)
     for (i = 0; i < e->n_tells; i++)
         sw_trial_dispose(&e->tells[i].trial);
     free(e->tells);
+    sw_engine__fidelity_dispose(e);
     sw_metrics_server_free(e->server); /* answers what still waits: 503 */
     sw_site_free(e->site);
     free(e->view_token);

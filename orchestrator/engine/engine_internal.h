@@ -155,6 +155,14 @@ typedef struct {
     bool ended;
 } sw_tell;
 
+/* A run's value at a rung, for the search (fidelity.c), held while a
+ * suggestion is in flight. */
+typedef struct {
+    sw_trial trial;
+    int64_t iter;
+    double value;
+} sw_rung_tell;
+
 typedef struct {
     sw_engine_work work;
     sw_engine *e;
@@ -246,6 +254,9 @@ struct sw_engine {
     size_t n_captures, cap_captures;
     sw_tell *tells; /* for the search once its suggestion is back */
     size_t n_tells, cap_tells;
+    sw_rung_tell *rung_tells; /* fidelity.c: the same, of rung values */
+    size_t n_rung_tells, cap_rung_tells;
+    int64_t fitted; /* fidelity.c: the rung the search last said it models */
     sw_engine_work *finished_work;
     sw_suggest_work suggest;
     sw_capture_work capture;
@@ -421,6 +432,25 @@ bool sw_engine__budget_spent(sw_engine *e);
  * line at each tick (redrawn at most every 0.25 s on a terminal; once at
  * the final one elsewhere). */
 int sw_engine__progress_event(void *engine, const sw_event *ev);
+
+/* fidelity.c: rung values for multi-fidelity bayes and tpe (nothing
+ * when the sweep has none).
+ *   - fidelity_rung() tells the search run `r` had `value` at rung
+ *     iteration `iter` (held while a suggestion runs);
+ *   - fidelity_value() is the stopping rule's hook: `value`, just shown
+ *     to the stopper, is at one of its bands or rungs: told;
+ *   - fidelity_replay() tells the search every rung value run `r` has in
+ *     the store, and a finished run's last (a store error ends the
+ *     sweep: fatal());
+ *   - fidelity_flush() tells what was held, once the suggestion is back,
+ *     and says (a notice) when the rung the search models changes;
+ *     fidelity_dispose() frees what is held. */
+void sw_engine__fidelity_rung(sw_engine *e, const sw_run_rec *r, int64_t iter,
+                              double value);
+void sw_engine__fidelity_value(sw_engine *e, const sw_run_rec *r, double value);
+void sw_engine__fidelity_replay(sw_engine *e, const sw_run_rec *r);
+void sw_engine__fidelity_flush(sw_engine *e);
+void sw_engine__fidelity_dispose(sw_engine *e);
 
 /* rule.c: the stopping rule. make_stopper() builds it, from the store's
  * history on resume; observe() shows it a new value of the sweep's metric

@@ -121,6 +121,9 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
     if (k < 0)
         return;
     sw_promoter_record(e->promoter, s->rec.idx, (size_t)k, value);
+    sw_engine__fidelity_rung(e, &s->rec, /* the search learns it too */
+                             sw_promoter_rung_iter(e->promoter, (size_t)k),
+                             value);
     if ((size_t)k + 1 < sw_promoter_rungs(e->promoter))
         s->pause = true; /* the last rung: it finishes as it is */
 }

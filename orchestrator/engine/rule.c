@@ -84,8 +84,10 @@ void sw_engine__observe(sw_engine *e, sw_slot *s, int64_t step, double value)
     s->values++;
     sw_engine__promote_observe(e, s, step, value);
     sw_engine__pbt_observe(e, s, step, value);
-    if (e->stopper)
+    if (e->stopper) {
         sw_stopper_observe(e->stopper, s->rec.idx, value);
+        sw_engine__fidelity_value(e, &s->rec, value); /* at a rung: told */
+    }
 }
 
 void sw_engine__decide_all(sw_engine *e)

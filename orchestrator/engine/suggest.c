@@ -45,6 +45,7 @@ void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended)
 {
     sw_tell t;
 
+    sw_engine__fidelity_replay(e, r); /* its rung values, from the store */
     t.ended = ended;
     t.value = r->state == SW_RUN_FINISHED || r->state == SW_RUN_STOPPED ||
                       r->state == SW_RUN_PAUSED
@@ -88,6 +89,7 @@ static void suggest_done(sw_engine *e, sw_engine_work *w)
     for (i = 0; i < e->n_tells; i++)
         apply_tell(e, &e->tells[i]);
     e->n_tells = 0;
+    sw_engine__fidelity_flush(e);
     sw_engine__read_size(e);
     if (sg->error == SW_EDONE)
         e->search_done = true;

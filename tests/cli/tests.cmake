@@ -81,6 +81,15 @@ add_test(NAME cli.sim COMMAND test_cli_sim)
 set_tests_properties(cli.sim PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
 
+# Multi-fidelity bayes under promotion ASHA, through `--backend sim`.
+add_executable(test_cli_sim_mf cli/test_sim_mf.c cli/harness.c)
+target_link_libraries(test_cli_sim_mf PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
+target_include_directories(test_cli_sim_mf PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+add_dependencies(test_cli_sim_mf sweep)
+add_test(NAME cli.sim_mf COMMAND test_cli_sim_mf)
+set_tests_properties(cli.sim_mf PROPERTIES LABELS cli TIMEOUT 300
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
 # One trial flooding its stdout beside a calm one with a timeout.
 add_executable(test_cli_flood cli/test_flood.c cli/harness.c)
 target_link_libraries(test_cli_flood PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
@@ -94,8 +103,9 @@ set_tests_properties(cli.flood PROPERTIES LABELS cli TIMEOUT 300
 # sweep: the metrics server's threads against the loop (metrics), and
 # libuv's worker pool beside it with search suggestions (run), git
 # captures (provenance) and NVML readings (gpu_run), and the simulator's
-# pool of its own (sim). The others add no thread these do not.
-set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim
+# pool of its own (sim), with rung values held while a suggestion runs
+# (sim_mf). The others add no thread these do not.
+set_property(TEST cli.metrics cli.run cli.provenance cli.gpu_run cli.sim cli.sim_mf
   APPEND PROPERTY LABELS threads)
 
 # The terminal view in a real terminal: a sweep in a tmux pane of 80 x 24,
