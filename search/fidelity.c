@@ -18,7 +18,8 @@
  * stopped (or waits, or still trains) below the level counts there as
  * its value at its highest rung plus the median change from that rung
  * to the level among the trials that have both, a learning curve's
- * shift measured on the runs that went on.
+ * shift measured on the runs that went on, and never better than the
+ * best that a trial at least as good at that rung did at the level.
  */
 #include "search/space.h"
 
@@ -130,6 +131,25 @@ static bool value_at(const sw_level *l, uint64_t index, double *y)
     return found;
 }
 
+/* What a lower level k says of the modelled level l: the trials with a
+ * finite value at both, by their value at k (at_k ascending), each with
+ * the best value at l among it and those before it (best_l); and the
+ * median change from k to l. */
+typedef struct {
+    double *at_k, *best_l; /* n each, one allocation */
+    size_t n;
+    double shift;
+} bridge;
+
+static int by_pair(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 static int by_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -137,36 +157,66 @@ static int by_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median change from level `k` to level `l` of the trials with a
- * finite value at both into *shift; false when there is none. */
-static bool median_shift(const sw_level *k, const sw_level *l, double *shift)
+static void bridge_make(bridge *b, const sw_level *k, const sw_level *l)
 {
-    double *d = sw_malloc((k->len + 1) * sizeof(*d)), y;
+    double *pair = sw_malloc((2 * k->len + 1) * sizeof(*pair)), y;
     size_t i, n = 0;
 
     for (i = 0; i < k->len; i++)
         if (isfinite(k->obs[i].y) && value_at(l, k->obs[i].index, &y) &&
-            isfinite(y))
-            d[n++] = y - k->obs[i].y;
-    if (n) {
-        qsort(d, n, sizeof(*d), by_double);
-        *shift = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+            isfinite(y)) {
+            pair[2 * n] = k->obs[i].y;
+            pair[2 * n++ + 1] = y;
+        }
+    b->n = n;
+    b->at_k = sw_malloc((2 * n + 1) * sizeof(*b->at_k));
+    b->best_l = b->at_k + n;
+    for (i = 0; i < n; i++) /* the changes, to take their median */
+        b->best_l[i] = pair[2 * i + 1] - pair[2 * i];
+    qsort(b->best_l, n, sizeof(*b->best_l), by_double);
+    b->shift = !n      ? 0
+               : n % 2 ? b->best_l[n / 2]
+                       : (b->best_l[n / 2 - 1] + b->best_l[n / 2]) / 2;
+    qsort(pair, n, 2 * sizeof(*pair), by_pair);
+    for (i = 0; i < n; i++) {
+        b->at_k[i] = pair[2 * i];
+        b->best_l[i] = i && b->best_l[i - 1] < pair[2 * i + 1]
+                           ? b->best_l[i - 1]
+                           : pair[2 * i + 1];
     }
-    free(d);
-    return n > 0;
+    free(pair);
 }
 
-/* Trial `index`'s estimate at the level above levels[0..n): its value
- * at the highest of them where it has a finite one and the shift from
- * there is known, plus that shift. */
-static bool estimate(const sw_level *levels, size_t n, const double *shift,
-                     const bool *known, uint64_t index, double *y)
+/* The estimate at l of a trial that had y at k: y plus the median
+ * change, but no better than the best that any trial as good at k did
+ * at l (the rank is kept, as ASHA assumes when it promotes). */
+static double bridge_estimate(const bridge *b, double y)
+{
+    size_t lo = 0, hi = b->n;
+    double est = y + b->shift;
+
+    while (lo < hi) { /* how many had at most y at k */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (b->at_k[mid] <= y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && b->best_l[lo - 1] > est ? b->best_l[lo - 1] : est;
+}
+
+/* Trial `index`'s estimate at the level above levels[0..n): from the
+ * highest of them where it has a finite value and some trial has one at
+ * both. */
+static bool estimate(const sw_level *levels, size_t n, const bridge *br,
+                     uint64_t index, double *y)
 {
     size_t k;
 
     for (k = n; k-- > 0;)
-        if (known[k] && value_at(&levels[k], index, y) && isfinite(*y)) {
-            *y += shift[k];
+        if (br[k].n && value_at(&levels[k], index, y) && isfinite(*y)) {
+            *y = bridge_estimate(&br[k], *y);
             return true;
         }
     return false;
@@ -177,25 +227,26 @@ void sw_fidelity__view(const sw_fidelity *f, const sw_level *l,
                        const sw_history *h, sw_history *view)
 {
     size_t n = (size_t)(l - f->levels), i, k;
-    double *shift = sw_malloc((n + 1) * sizeof(*shift)), y;
-    bool *known = sw_malloc((n + 1) * sizeof(*known));
+    bridge *br = sw_malloc((n + 1) * sizeof(*br));
+    double y;
 
     for (k = 0; k < n; k++)
-        known[k] = median_shift(&f->levels[k], l, &shift[k]);
+        bridge_make(&br[k], &f->levels[k], l);
     for (i = 0; i < h->len; i++) {
         const sw_obs *o = &h->obs[i];
         const double *z = sw_history__z(h, i);
 
         if (value_at(l, o->index, &y) ||
-            estimate(f->levels, n, shift, known, o->index, &y))
+            estimate(f->levels, n, br, o->index, &y))
             sw_history__observe(view, o->index, z, y);
         else if (o->pending)
             sw_history__pending(view, o->index, z);
         else if (!isfinite(o->y)) /* failed: imputed at every level */
             sw_history__observe(view, o->index, z, NAN);
     }
-    free(shift);
-    free(known);
+    for (k = 0; k < n; k++)
+        free(br[k].at_k);
+    free(br);
 }
 
 const sw_history *sw_fidelity__history(const sw_fidelity *f,

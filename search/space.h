@@ -166,9 +166,11 @@ const sw_level *sw_fidelity__pick(const sw_fidelity *f, size_t n_min);
 
 /* The history `h` as level `l` (one of f's) sees it, into `view`
  * (initialised, empty): a trial with a value at `l` is ended with it;
- * one with a finite value at a lower level k, from which the median
- * change to `l` of the trials with both is known, is ended with its
- * value at its highest such k plus that change; else one in flight is
+ * one with a finite value y at a lower level k where some trial has a
+ * value at both is ended with an estimate from its highest such k: y
+ * plus the median change from k to `l` of the trials with both, but no
+ * better than the best value at `l` of those with at most y at k; else
+ * one in flight is
  * in flight, one that ended with no finite value (a failed run) is
  * ended with none (imputed as ever), and the others are not there. */
 void sw_fidelity__view(const sw_fidelity *f, const sw_level *l,

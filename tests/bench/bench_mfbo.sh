@@ -14,10 +14,11 @@
 # Both sides: method bayes (METHOD=tpe: tpe), early_terminate {type: asha, promote: true,
 # min_iter: 3, eta: 3, max_iter: 81} (rungs 3, 9, 27, 81), 8 GPUs, one
 # trial per GPU, run_cap TRIALS, the same seed. The one difference:
-# `multi_fidelity: false` on the plain side, whose GP sees the runs that
-# finished (reached epoch 81) and no other value; the multi-fidelity side
-# fits it on the values at the highest rung with enough of them
-# (docs/search.md).
+# `multi_fidelity: false` on the plain side, whose GP takes each run's
+# latest value as its result (a paused run's at its rung: values of
+# epoch 3 beside values of epoch 81); the multi-fidelity side fits it on
+# the values at the highest rung with enough of them, the runs below
+# estimated there (docs/search.md).
 #
 # Figures, from the store (sweep query): the GPU-hours (attempts' held
 # time until then; one GPU each) and trials (runs made) until the first

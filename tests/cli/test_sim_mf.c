@@ -4,8 +4,9 @@
  * rung 1, where they never end; bayes fitted on the rung values
  * suggests at the best (x, y) = (0.3, 0.7) before any run has reached
  * the last rung, and says which rung it models; the same sweep with
- * `multi_fidelity: false` sees only the few runs that finish, and stays
- * in its warm-up design until two have. `sweep resume --run-cap`
+ * `multi_fidelity: false`, which takes each run's latest value as its
+ * result (a paused run's at rung 1 beside a finished one's at 9), gets
+ * there at least twice as late. `sweep resume --run-cap`
  * replays the rung values from the store: the search models a rung
  * again at once.
  */
@@ -128,10 +129,8 @@ static void test_rung_values_bring_suggestions_near_the_best(void **state)
     assert_true(mf.models);
     assert_false(plain.models);
     /* with rung values it is there before any run could finish; without,
-     * it waits for finished runs (its warm-up design, drawn from the seed
-     * alone, never comes that close) */
+     * later (measured: trial 9 against 24) */
     assert_int_equal(mf.before_top, 1);
-    assert_int_equal(plain.before_top, 0);
     assert_true(mf.first_near >= 0);
     assert_true(plain.first_near < 0 || plain.first_near >= 2 * mf.first_near);
 }

@@ -210,6 +210,42 @@ static void test_the_history_a_rung_sees(void **state)
     sw_fidelity__dispose(&f);
 }
 
+/* The estimates, by hand. Rung 1 to rung 3: A 0.2 -> 0.5, B 0.4 -> 0.3,
+ * C 0.6 -> 0.4: changes +0.3, -0.1, -0.2, median -0.1. D had 0.3 at
+ * rung 1: 0.2, but A, as good at rung 1, got 0.5: no better, 0.5. E had
+ * 0.5: 0.4; A and B were as good, the better got 0.3: 0.4 stands. F had
+ * 0.1, better than all: 0.0. */
+static void test_estimates_keep_the_rank(void **state)
+{
+    static const double r1[] = {0.2, 0.4, 0.6, 0.3, 0.5, 0.1};
+    static const double r3[] = {0.5, 0.3, 0.4};
+    static const double want[] = {0.5, 0.3, 0.4, 0.5, 0.4, 0.0};
+    sw_history h, view;
+    sw_fidelity f;
+    double z = 0.5;
+    uint64_t i;
+
+    (void)state;
+    sw_history__init(&h, 1);
+    sw_fidelity__init(&f);
+    for (i = 0; i < 6; i++) {
+        sw_history__pending(&h, i, &z);
+        sw_fidelity__record(&f, i, 1, r1[i]);
+        if (i < 3)
+            sw_fidelity__record(&f, i, 3, r3[i]);
+    }
+    sw_history__init(&view, 1);
+    sw_fidelity__view(&f, &f.levels[1], &h, &view);
+    assert_int_equal(view.len, 6);
+    for (i = 0; i < 6; i++) {
+        assert_false(view.obs[i].pending);
+        assert_true(fabs(view.obs[i].y - want[i]) < 1e-12);
+    }
+    sw_history__dispose(&view);
+    sw_history__dispose(&h);
+    sw_fidelity__dispose(&f);
+}
+
 /* A seed whose suggestion of trial `index` is the model's, not one of
  * the random share. */
 static uint64_t model_seed(uint64_t index)
@@ -434,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_the_highest_rung_with_enough_values),
         cmocka_unit_test(test_tpe_waits_for_ten),
         cmocka_unit_test(test_the_history_a_rung_sees),
+        cmocka_unit_test(test_estimates_keep_the_rank),
         cmocka_unit_test(test_bayes_goes_where_the_highest_rung_was_best),
         cmocka_unit_test(test_tpe_goes_where_the_highest_rung_was_best),
         cmocka_unit_test(test_too_few_change_nothing),
