@@ -28,6 +28,7 @@ typedef enum {
     SW_ATT_STOPPED = SW_OUTCOME_STOPPED,
     SW_ATT_CANCELED = SW_OUTCOME_CANCELED,
     SW_ATT_NOT_STARTED = SW_OUTCOME_NOT_STARTED,
+    SW_ATT_PAUSED = SW_OUTCOME_PAUSED,
     SW_ATT_RUNNING = SW_N_OUTCOMES, /* not ended yet: counted up to the
                                        report's time */
 } sw_report_outcome;

@@ -46,6 +46,8 @@ static const char *colour(sw_report_outcome o)
         return "#4c9a4c";
     case SW_ATT_STOPPED:
         return "#e39b2d";
+    case SW_ATT_PAUSED: /* at a rung, its GPU given to another */
+        return "#8a6cc1";
     case SW_ATT_CANCELED:
         return "#9a9a9a";
     case SW_ATT_RUNNING:
@@ -197,7 +199,9 @@ static void draw_bar(sw_buf *b, const axis *ax, const sw_report_data *d,
                       "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\""
                       " fill=\"#fff\" text-anchor=\"end\">%s</text>\n",
                       x + w - 2, y + h / 2 + 4,
-                      a->outcome == SW_ATT_STOPPED ? "&#9632;" : "&#10005;");
+                      a->outcome == SW_ATT_STOPPED  ? "&#9632;"
+                      : a->outcome == SW_ATT_PAUSED ? "&#8214;"
+                                                    : "&#10005;");
 }
 
 /* One attempt, on each device it held (or a CPU lane). */
@@ -311,9 +315,9 @@ static void draw_axis(sw_buf *b, const axis *ax, double bottom)
 
 static void draw_legend(sw_buf *b, double y)
 {
-    static const sw_report_outcome shown[] = {SW_ATT_FINISHED, SW_ATT_STOPPED,
-                                              SW_ATT_FAILED, SW_ATT_CANCELED,
-                                              SW_ATT_RUNNING};
+    static const sw_report_outcome shown[] = {SW_ATT_FINISHED, SW_ATT_PAUSED,
+                                              SW_ATT_STOPPED,  SW_ATT_FAILED,
+                                              SW_ATT_CANCELED, SW_ATT_RUNNING};
     double x = LEFT;
     const char *name;
     size_t i;
@@ -321,6 +325,7 @@ static void draw_legend(sw_buf *b, double y)
     for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
         name = shown[i] == SW_ATT_FAILED    ? "failed, timeout, lost &#10005;"
                : shown[i] == SW_ATT_STOPPED ? "stopped &#9632;"
+               : shown[i] == SW_ATT_PAUSED  ? "paused &#8214;"
                                             : sw_report_outcome_name(shown[i]);
         sw_buf_printf(b,
                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\""

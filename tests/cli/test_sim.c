@@ -562,7 +562,7 @@ static void test_a_trial_declares_its_startup(void **state)
 static void test_promotion_pauses_and_resumes(void **state)
 {
     sw_h h;
-    char *file;
+    char *file, *svg, *text;
 
     (void)state;
     sw_h_init(&h);
@@ -599,6 +599,17 @@ static void test_promotion_pauses_and_resumes(void **state)
                                     "a.started_at and o.ended_at > "
                                     "a.started_at)) from attempts a"),
                      2);
+    /* the report's plot draws paused attempts as paused, not failed */
+    svg = sw_aprintf("%s/plot.svg", h.dir);
+    const char *plot[] = {"report", "--plot", svg, NULL};
+    assert_int_equal(sw_h_run(&h, plot, NULL), 0);
+    text = sw_test_slurp(svg, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, ": paused, "));
+    assert_non_null(strstr(text, "fill=\"#8a6cc1\""));
+    assert_null(strstr(text, ": failed, "));
+    free(text);
+    free(svg);
     free(file);
     sw_h_dispose(&h);
 }
