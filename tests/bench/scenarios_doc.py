@@ -64,6 +64,12 @@ def median_ratio(rows, side, key, ref_side_key):
     return statistics.median(ratios) if ratios else None
 
 
+def times(ratio):
+    """A median ratio; a side that did not get there on most seeds has
+    none."""
+    return "%.2f×" % ratio if ratio else "not reached"
+
+
 def strongest_of(by, seed):
     return by[(seed, "sweep")]["strongest"]
 
@@ -103,8 +109,8 @@ def family_section(fam, rows):
         mb = median_ratio(rows, side, "to_best_gpu_s", "strongest")
         mt = median_ratio([dict(r, fastest=r["fastest"] or r["strongest"])
                            for r in rows], side, "to_target_gpu_s", "fastest")
-        out.append("| %s | %s | %.2f× / %.2f× |" % (
-            NAMES[side], " | ".join(cells), mb or 0, mt or 0))
+        out.append("| %s | %s | %s / %s |" % (
+            NAMES[side], " | ".join(cells), times(mb), times(mt)))
     out.append("")
     out.append("| side | " + " | ".join(
         "seed %s: trials, best, GPU-h busy, occupancy" % s for s in seeds) + " |")

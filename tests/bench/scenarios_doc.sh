@@ -15,7 +15,9 @@ mkdir -p "$out"
 rows=$out/rows.txt
 : >"$rows"
 for s in $seeds; do
-  SKIP1=1 MD=$PWD/$rows bash tests/bench/bench_scenarios.sh 0 "$s" | tee "$out/seed-$s.txt"
+  svg=
+  [ "$s" != 1 ] || svg=$PWD/docs/report-scenario.svg
+  SKIP1=1 MD=$PWD/$rows SVG=$svg bash tests/bench/bench_scenarios.sh 0 "$s" | tee "$out/seed-$s.txt"
 done
 /usr/bin/python3 tests/bench/scenarios_doc.py "$rows" docs/simulation.md
 echo "docs/simulation.md: tables rewritten from $rows"
