@@ -15,12 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/rng.h"
 #include "sweeps/error.h"
+
+/* The stream of the brackets' draws: apart from the searches' own. */
+#define BRACKET_STREAM 0x6272616bULL
 
 typedef struct {
     int64_t run;
     double value; /* lower is better; +inf: not finite */
     bool promoted;
+    unsigned char bracket; /* the rung it started at */
 } entry;
 
 typedef struct {
@@ -33,6 +38,9 @@ struct sw_promoter {
     double eta, sign;
     rung rungs[SW_PROMOTER_MAX_RUNGS];
     size_t n;
+    size_t brackets;                     /* 1: plain ASHA */
+    uint64_t seed;                       /* of the brackets' draws */
+    double share[SW_PROMOTER_MAX_RUNGS]; /* cumulative, of new runs */
 };
 
 int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
@@ -62,8 +70,51 @@ int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
             p->rungs[p->n++].iter = r;
     }
     p->rungs[p->n++].iter = max_iter;
+    p->brackets = 1;
+    p->share[0] = 1;
     *out = p;
     return SW_OK;
+}
+
+/* Hyperband's brackets (Li et al., "Hyperband", Algorithm 1): bracket b
+ * starts its runs at rung b. With L the last rung, bracket b would take
+ * eta^(L-b) / (L-b+1) times as many configurations as the one that
+ * starts at the last rung, so that every bracket spends about the same;
+ * a new run draws its bracket with those weights. */
+int sw_promoter_set_brackets(sw_promoter *p, size_t brackets, uint64_t seed)
+{
+    size_t b, last = p->n - 1;
+    double sum = 0;
+
+    if (brackets < 1 || brackets > p->n)
+        return sw_error_set(SW_EINVALID,
+                            "promotion ASHA: brackets must be from 1 to the "
+                            "number of rungs (%zu)",
+                            p->n);
+    p->brackets = brackets;
+    p->seed = seed;
+    for (b = 0; b < brackets; b++) {
+        sum += pow(p->eta, (double)(last - b)) / (double)(last - b + 1);
+        p->share[b] = sum;
+    }
+    for (b = 0; b < brackets; b++)
+        p->share[b] /= sum;
+    return SW_OK;
+}
+
+size_t sw_promoter_bracket(const sw_promoter *p, int64_t run)
+{
+    sw_rng r;
+    double u;
+    size_t b;
+
+    if (p->brackets <= 1)
+        return 0;
+    sw_rng_seed(&r, p->seed, BRACKET_STREAM ^ (uint64_t)run);
+    u = sw_rng_uniform(&r);
+    for (b = 0; b + 1 < p->brackets && u >= p->share[b]; b++)
+        ;
+    return b;
 }
 
 void sw_promoter_free(sw_promoter *p)
@@ -112,7 +163,7 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
     double v;
     size_t i;
 
-    if (k >= p->n || find(&p->rungs[k], run))
+    if (k >= p->n || k < sw_promoter_bracket(p, run) || find(&p->rungs[k], run))
         return;
     r = &p->rungs[k];
     v = isfinite(value) ? p->sign * value : INFINITY;
@@ -122,6 +173,7 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
     r->e[i].run = run;
     r->e[i].value = v;
     r->e[i].promoted = false;
+    r->e[i].bracket = (unsigned char)sw_promoter_bracket(p, run);
     r->len++;
 }
 
@@ -142,24 +194,45 @@ void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k)
 }
 
 /* How many of a rung's entries may go on: floor(n / eta). */
-static size_t quota(const sw_promoter *p, const rung *r)
+/* How many of bracket b's runs at rung r go on: the top 1/eta of them. */
+static size_t quota(const sw_promoter *p, const rung *r, size_t b)
 {
-    return (size_t)floor((double)r->len / p->eta + 1e-9);
+    size_t i, n = 0;
+
+    for (i = 0; i < r->len; i++)
+        n += r->e[i].bracket == b;
+    return (size_t)floor((double)n / p->eta + 1e-9);
+}
+
+/* The best run at rung r due a promotion, or NULL: among the top quota
+ * of its own bracket (the entries are in order of value). */
+static entry *due(const sw_promoter *p, const rung *r)
+{
+    size_t q[SW_PROMOTER_MAX_RUNGS], seen[SW_PROMOTER_MAX_RUNGS] = {0};
+    size_t b, i;
+    entry *e;
+
+    for (b = 0; b < p->brackets; b++)
+        q[b] = quota(p, r, b);
+    for (i = 0; i < r->len; i++) {
+        e = &r->e[i];
+        if (seen[e->bracket]++ >= q[e->bracket] || e->promoted ||
+            !isfinite(e->value))
+            continue;
+        return e;
+    }
+    return NULL;
 }
 
 bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to)
 {
-    size_t k, i, q;
-    rung *r;
+    size_t k;
+    entry *e;
 
     for (k = p->n - 1; k-- > 0;) {
-        r = &p->rungs[k];
-        q = quota(p, r);
-        for (i = 0; i < q && i < r->len; i++) {
-            if (r->e[i].promoted || !isfinite(r->e[i].value))
-                continue;
-            r->e[i].promoted = true;
-            *run = r->e[i].run;
+        if ((e = due(p, &p->rungs[k]))) {
+            e->promoted = true;
+            *run = e->run;
             *to = k + 1;
             return true;
         }
@@ -174,7 +247,7 @@ int64_t sw_promoter_target(const sw_promoter *p, int64_t run)
     for (k = p->n; k-- > 0;)
         if (find(&p->rungs[k], run))
             return p->rungs[k + 1 < p->n ? k + 1 : k].iter;
-    return p->rungs[0].iter;
+    return p->rungs[sw_promoter_bracket(p, run)].iter;
 }
 
 bool sw_promoter_waiting(const sw_promoter *p, int64_t run, size_t *k)
@@ -203,7 +276,7 @@ void sw_promoter_explain(const sw_promoter *p, int64_t run, sw_buf *out)
 {
     const entry *e = NULL;
     const rung *r = NULL;
-    size_t k, pos;
+    size_t k, i, pos = 0, len = 0;
 
     for (k = p->n; k-- > 0 && !e;)
         if ((e = find(&p->rungs[k], run)))
@@ -213,14 +286,23 @@ void sw_promoter_explain(const sw_promoter *p, int64_t run, sw_buf *out)
         return;
     }
     k = (size_t)(r - p->rungs);
-    pos = (size_t)(e - r->e) + 1;
+    for (i = 0; i < r->len; i++) { /* its place among its bracket's */
+        if (r->e[i].bracket != e->bracket)
+            continue;
+        pos += &r->e[i] <= e;
+        len++;
+    }
     sw_buf_printf(out, "rung %zu (iteration %lld): value %g, %zu%s of %zu", k,
                   (long long)r->iter,
                   isfinite(e->value) ? p->sign * e->value : NAN, pos,
-                  ordinal(pos), r->len);
+                  ordinal(pos), len);
     if (k + 1 == p->n)
         sw_buf_puts(out, ", the last rung: done");
+    else if (p->brackets > 1)
+        sw_buf_printf(out, ", the top %zu of bracket %u go on: %s",
+                      quota(p, r, e->bracket), e->bracket,
+                      e->promoted ? "promoted" : "waits");
     else
-        sw_buf_printf(out, ", the top %zu go on: %s", quota(p, r),
+        sw_buf_printf(out, ", the top %zu go on: %s", quota(p, r, 0),
                       e->promoted ? "promoted" : "waits");
 }

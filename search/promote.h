@@ -9,6 +9,10 @@
  *
  * Rungs are iterations min_iter * eta^k (k = 0, 1, ...) below max_iter,
  * then max_iter itself, the last: a run that reaches it has finished.
+ * With brackets (asynchronous Hyperband), a run of bracket b starts at
+ * rung b and is compared at each rung only with its own bracket's runs:
+ * configurations whose curves cross (slow starters that end best) get
+ * brackets that train them far before any comparison.
  *
  * A promoter is pure: no clocks, no I/O. The same records in the same
  * order give the same promotions, so a resumed sweep rebuilds it from
@@ -38,6 +42,17 @@ int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
 /* Accepts NULL. */
 void sw_promoter_free(sw_promoter *p);
 
+/* Asynchronous Hyperband: `brackets` (1 to rungs) brackets, bracket b
+ * starting its runs at rung b and promoting them among its own; a run's
+ * bracket is drawn from (seed, run) with Hyperband's weights (each
+ * bracket about the same budget), so a rebuilt promoter draws the same.
+ * 1, the default, is plain ASHA. SW_EINVALID outside those bounds. Call
+ * it before any record. */
+int sw_promoter_set_brackets(sw_promoter *p, size_t brackets, uint64_t seed);
+
+/* The bracket of `run`: the rung it starts at (0 with one bracket). */
+size_t sw_promoter_bracket(const sw_promoter *p, int64_t run);
+
 /* The number of rungs, and the iteration of rung k (k < rungs). */
 size_t sw_promoter_rungs(const sw_promoter *p);
 int64_t sw_promoter_rung_iter(const sw_promoter *p, size_t k);
@@ -62,9 +77,10 @@ void sw_promoter_mark(sw_promoter *p, int64_t run, size_t k);
 void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k);
 
 /* The next promotion due, top rung first: a run at some rung k below the
- * last that is among the best floor(n_k / eta) of the n_k runs recorded
- * at k and not promoted yet. True with *run and *to (k + 1) set, and the
- * run marked promoted; false when none is due (start a new one). */
+ * last that is among the best floor(n_k / eta) of the n_k runs of its
+ * bracket recorded at k and not promoted yet. True with *run and *to (k + 1)
+ * set, and the run marked promoted; false when none is due (start a new one).
+ */
 bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to);
 
 /* The iteration `run` trains to next: the rung after the highest one it

@@ -571,6 +571,7 @@ static const struct {
     {"min_runs", MEDIAN},
     {"grace", HB | ASHA | MEDIAN},
     {"promote", ASHA},
+    {"brackets", ASHA},
 };
 
 #define N_ET_KEYS (sizeof(et_keys) / sizeof(*et_keys))
@@ -652,6 +653,8 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     } else if (strcmp(key, "promote") == 0) {
         if (sw_spec__want(c, v, path, SW_BOOL))
             et->promote = v->u.b;
+    } else if (strcmp(key, "brackets") == 0) {
+        et_count(c, v, path, 1, &et->brackets);
     } else if (strcmp(key, "grace") == 0) {
         if (sw_spec__want_number(c, v, path, &et->grace) && et->grace < 0)
             sw_spec__err(c, v, path, "must be a number of seconds, at least 0");
@@ -686,6 +689,34 @@ static void et_check_bands(sw_spec__ctx *c, const sw_value *v, const char *path)
                       (long long)et->max_iter, (long long)et->s, et->eta);
 }
 
+/* Brackets start at rungs, so there are at most as many as rungs; they
+ * only mean something to promotion ASHA. */
+static void et_check_brackets(sw_spec__ctx *c, const sw_value *v)
+{
+    const sw_early_terminate *et = &c->spec->early_terminate;
+    const char *path = "early_terminate.brackets";
+    int64_t rungs = 1;
+    double it;
+
+    if (!v || v->type != SW_INT)
+        return;
+    if (!et->promote) {
+        sw_spec__err(c, v, path,
+                     "brackets need promote: true (they start runs at "
+                     "later rungs)");
+        return;
+    }
+    for (it = (double)et->min_iter * et->eta; it < (double)et->max_iter;
+         it *= et->eta)
+        rungs++;
+    if (et->brackets > rungs + 1)
+        sw_spec__err(c, v, path,
+                     "must be at most %lld, the number of rungs from "
+                     "min_iter %lld to max_iter %lld by eta %g",
+                     (long long)rungs + 1, (long long)et->min_iter,
+                     (long long)et->max_iter, et->eta);
+}
+
 static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
                                 const char *path)
 {
@@ -716,6 +747,8 @@ static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
                      "early_terminate.max_iter",
                      "must be greater than min_iter (%lld), the first rung",
                      (long long)et->min_iter);
+    else if (rule == SW_STOP_ASHA)
+        et_check_brackets(c, sw_value_map_get(v, "brackets"));
 }
 
 #undef HB
@@ -1001,6 +1034,7 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     spec->metric.goal = SW_GOAL_MINIMIZE;
     spec->early_terminate.eta = 3.0;
     spec->early_terminate.strict = true;
+    spec->early_terminate.brackets = 1;
     spec->early_terminate.s = -1;
     spec->early_terminate.min_runs = SW_STOP_DEFAULT_MIN_RUNS;
     spec->early_terminate.grace = SW_STOP_DEFAULT_GRACE;

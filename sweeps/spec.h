@@ -103,6 +103,8 @@ typedef struct {
     int64_t min_runs;           /* median; default 3 */
     bool promote;               /* asha: pause at rungs and promote
                                    (promote.h); needs max_iter */
+    int64_t brackets;           /* asha with promote: Hyperband's
+                                   brackets; default 1 */
     double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
 

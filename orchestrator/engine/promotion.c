@@ -90,6 +90,9 @@ int sw_engine__make_promoter(sw_engine *e)
         return SW_OK;
     error = sw_promoter_new(&e->promoter, et->min_iter, et->eta, et->max_iter,
                             e->spec->metric.goal == SW_GOAL_MAXIMIZE);
+    if (!error)
+        error = sw_promoter_set_brackets(e->promoter, (size_t)et->brackets,
+                                         e->sweep.seed);
     if (!error && e->resuming)
         error = rebuild(e);
     return error;

@@ -190,6 +190,91 @@ static void test_ties_repeats_nan_marks(void **state)
     sw_promoter_free(q);
 }
 
+/* The first `n` runs from 1 up in bracket b, into out. */
+static void runs_in(const sw_promoter *p, size_t b, int64_t *out, size_t n)
+{
+    int64_t run;
+    size_t i = 0;
+
+    for (run = 1; i < n; run++)
+        if (sw_promoter_bracket(p, run) == b)
+            out[i++] = run;
+}
+
+/* Hyperband's weights: with rungs 1, 3, 9 (L = 2) bracket b gets
+ * eta^(L-b) / (L-b+1) parts: 9/3, 3/2, 1/1 = 3 : 1.5 : 1 of 5.5, i.e.
+ * 54.5 %, 27.3 %, 18.2 % of new runs; two brackets: 3 : 1.5, 2/3 and
+ * 1/3. The same seed draws the same brackets. */
+static void test_bracket_shares(void **state)
+{
+    sw_promoter *p = make(1, 3, 9, false), *q = make(1, 3, 9, false),
+                *r = make(1, 3, 9, false);
+    size_t n[3] = {0}, two[2] = {0}, same = 0;
+    int64_t run;
+
+    (void)state;
+    assert_int_equal(sw_promoter_set_brackets(p, 3, 7), SW_OK);
+    assert_int_equal(sw_promoter_set_brackets(q, 3, 7), SW_OK);
+    assert_int_equal(sw_promoter_set_brackets(r, 2, 8), SW_OK);
+    for (run = 0; run < 11000; run++) {
+        n[sw_promoter_bracket(p, run)]++;
+        two[sw_promoter_bracket(r, run)]++;
+        same += sw_promoter_bracket(p, run) == sw_promoter_bracket(q, run);
+    }
+    assert_int_equal(same, 11000);
+    assert_in_range(n[0], 6000 - 250, 6000 + 250);
+    assert_in_range(n[1], 3000 - 200, 3000 + 200);
+    assert_in_range(n[2], 2000 - 200, 2000 + 200);
+    assert_in_range(two[0], 7333 - 250, 7333 + 250);
+    assert_in_range(two[1], 3667 - 250, 3667 + 250);
+    assert_int_equal(sw_promoter_set_brackets(p, 0, 7), SW_EINVALID);
+    assert_int_equal(sw_promoter_set_brackets(p, 4, 7), SW_EINVALID);
+    sw_promoter_free(p);
+    sw_promoter_free(q);
+    sw_promoter_free(r);
+}
+
+/* Rungs 1, 3, 9 by eta 3, two brackets. A run of bracket 1 starts at
+ * rung 1 (iteration 3) and is compared there only with bracket 1's: a
+ * bracket-0 run promoted to rung 1 with the best value of all waits
+ * until bracket 0 has 3 runs at rung 1. */
+static void test_brackets_compare_apart(void **state)
+{
+    sw_promoter *p = make(1, 3, 9, false);
+    int64_t a[4], x[3];
+    sw_buf b = SW_BUF_INIT;
+    size_t k;
+
+    (void)state;
+    assert_int_equal(sw_promoter_set_brackets(p, 2, 1), SW_OK);
+    runs_in(p, 0, a, 4);
+    runs_in(p, 1, x, 3);
+    assert_int_equal(sw_promoter_target(p, a[0]), 1);
+    assert_int_equal(sw_promoter_target(p, x[0]), 3);
+    sw_promoter_record(p, x[0], 0, 0.0); /* below its bracket: ignored */
+    assert_false(sw_promoter_waiting(p, x[0], &k));
+
+    sw_promoter_record(p, a[0], 0, 0.5);
+    sw_promoter_record(p, a[1], 0, 0.6);
+    expect_none(p); /* 2 of bracket 0 at rung 0: the top 0 */
+    sw_promoter_record(p, x[0], 1, 0.9);
+    sw_promoter_record(p, x[1], 1, 0.8);
+    expect_none(p);
+    sw_promoter_record(p, x[2], 1, 0.7);
+    expect_next(p, x[2], 2); /* the top 1 of bracket 1's 3 */
+    expect_none(p);
+    sw_promoter_record(p, a[2], 0, 0.4);
+    expect_next(p, a[2], 1);
+    sw_promoter_record(p, a[2], 1, 0.1); /* the best at rung 1, but */
+    expect_none(p);                      /* bracket 0 has 1 there */
+    sw_promoter_explain(p, a[2], &b);
+    assert_string_equal(sw_buf_cstr(&b),
+                        "rung 1 (iteration 3): value 0.1, 1st of 1, the top 0 "
+                        "of bracket 0 go on: waits");
+    sw_buf_dispose(&b);
+    sw_promoter_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_worked_case),
         cmocka_unit_test(test_top_rung_first),
         cmocka_unit_test(test_ties_repeats_nan_marks),
+        cmocka_unit_test(test_bracket_shares),
+        cmocka_unit_test(test_brackets_compare_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
