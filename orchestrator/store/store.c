@@ -94,6 +94,10 @@ static const char *const stmt_sql[Q_COUNT] = {
                        " max(rowid) OVER w AS last FROM metrics"
                        " WHERE run_id = ?1 WINDOW w AS (PARTITION BY name))"
                        " WHERE at = last ORDER BY first",
+    /* a run's labels (store_edit.c): `sweep ls` reads them for each run */
+    [Q_TAGS] = "SELECT tag FROM tags WHERE run_id = ?1"
+               " ORDER BY created_at, rowid",
+    [Q_NOTE] = "SELECT text FROM notes WHERE run_id = ?1",
 };
 
 /* Frees the strings of `r` and zeroes it; accepts NULL and zeroed structs. */

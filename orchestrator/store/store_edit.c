@@ -122,18 +122,12 @@ int sw_store_note_run(sw_store *st, const char *run_id, const char *text)
 /* Reads the run's tags, oldest first, into a NULL-terminated list. */
 static int read_tags(sw_store *st, const char *run_id, char ***out, size_t *n)
 {
-    sqlite3_stmt *s = NULL;
+    sqlite3_stmt *s = st->stmt[Q_TAGS];
     size_t cap = 0;
-    int error = sw_store__prepare(st,
-                                  "SELECT tag FROM tags WHERE run_id = ?1"
-                                  " ORDER BY created_at, rowid",
-                                  &s, "read tags"),
-        rc;
+    int error = SW_OK, rc;
 
     *out = NULL;
     *n = 0;
-    if (error)
-        return error;
     rc = sw_store__bind_str(s, 1, run_id) == SQLITE_OK ? sqlite3_step(s)
                                                        : SQLITE_ERROR;
     for (; rc == SQLITE_ROW; rc = sqlite3_step(s)) {
@@ -143,28 +137,26 @@ static int read_tags(sw_store *st, const char *run_id, char ***out, size_t *n)
     }
     if (rc != SQLITE_DONE)
         error = sw_store__fail(st, "read tags of run '%s'", run_id);
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
     return error;
 }
 
 /* Reads the run's note into *out (NULL: none). */
 static int read_note(sw_store *st, const char *run_id, char **out)
 {
-    sqlite3_stmt *s = NULL;
-    int error = sw_store__prepare(
-            st, "SELECT text FROM notes WHERE run_id = ?1", &s, "read note"),
-        rc;
+    sqlite3_stmt *s = st->stmt[Q_NOTE];
+    int error = SW_OK, rc;
 
     *out = NULL;
-    if (error)
-        return error;
     rc = sw_store__bind_str(s, 1, run_id) == SQLITE_OK ? sqlite3_step(s)
                                                        : SQLITE_ERROR;
     if (rc == SQLITE_ROW)
         *out = sw_store__col_str(s, 0);
     else if (rc != SQLITE_DONE)
         error = sw_store__fail(st, "read note of run '%s'", run_id);
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
     return error;
 }
 
