@@ -80,6 +80,27 @@ static char *cell_text(const sw_value *v, bool human, bool exact)
     return sw_buf_detach(&b);
 }
 
+/* One cell of a human table: padded to `width` and two spaces, or with
+ * width 0 the last of its line. (fprintf's "%-*s" costs a format parse
+ * per cell: 100,000 of them in `sweep ls` of 10,000 runs.) */
+static void put_cell(FILE *out, const char *text, size_t width)
+{
+    static const char spaces[] = "                                ";
+    size_t n = strlen(text), pad;
+
+    fwrite(text, 1, n, out);
+    if (width == 0) {
+        fputc('\n', out);
+        return;
+    }
+    for (pad = (width > n ? width - n : 0) + 2; pad > 0;) {
+        size_t k = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1;
+
+        fwrite(spaces, 1, k, out);
+        pad -= k;
+    }
+}
+
 /* Each cell's text is made once, for its column's width and to print. */
 static void print_human(const sw_table *t, FILE *out)
 {
@@ -96,14 +117,9 @@ static void print_human(const sw_table *t, FILE *out)
         w[c] = n > w[c] ? n : w[c];
     }
     for (c = 0; c < t->ncols; c++)
-        fprintf(out, "%-*s%s", c + 1 < t->ncols ? (int)w[c] : 0, t->cols[c],
-                c + 1 < t->ncols ? "  " : "\n");
+        put_cell(out, t->cols[c], c + 1 < t->ncols ? w[c] : 0);
     for (r = 0; r < cells; r++) {
-        c = r % t->ncols;
-        if (c + 1 < t->ncols)
-            fprintf(out, "%-*s  ", (int)w[c], s[r]);
-        else
-            fprintf(out, "%s\n", s[r]);
+        put_cell(out, s[r], r % t->ncols + 1 < t->ncols ? w[r % t->ncols] : 0);
         free(s[r]);
     }
     free(s);
@@ -145,6 +161,15 @@ static void print_csv(const sw_table *t, FILE *out)
         }
 }
 
+/* A cell in JSON: a string of a JSON column as it is, else encoded. */
+static void put_json(sw_buf *b, const sw_table *t, size_t c, const sw_value *v)
+{
+    if (c < 32 && (t->json_cols >> c & 1) && v->type == SW_STR)
+        sw_buf_puts(b, v->u.s);
+    else
+        sw_value_write_json(b, v, false);
+}
+
 static void print_json(const sw_table *t, FILE *out)
 {
     sw_buf b = SW_BUF_INIT;
@@ -159,7 +184,7 @@ static void print_json(const sw_table *t, FILE *out)
                 sw_buf_puts(&b, ", ");
             sw_value_write_json(&b, k, false);
             sw_buf_puts(&b, ": ");
-            sw_value_write_json(&b, t->cells[r * t->ncols + c], false);
+            put_json(&b, t, c, t->cells[r * t->ncols + c]);
             sw_value_free(k);
         }
         sw_buf_putc(&b, '}');

@@ -36,7 +36,8 @@
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
     " stdout_offset, value, git_commit, git_dirty, git, lost, gpus,"           \
-    " queued_seconds, pending_reason, member, parent, parent_iter"
+    " queued_seconds, pending_reason, member, parent, parent_iter,"            \
+    " json_valid(params)"
 
 /* put_run and update_run share ?1..?14 and ?21..?24 (the id and the
  * mutable fields), so one function binds both; ?15..?20 and ?25..?27
@@ -294,10 +295,13 @@ static void create_private(const char *path)
         close(fd);
 }
 
+/* NOMUTEX: a store is one thread's at a time (its statements are shared
+ * state), so SQLite's own mutex around every call would buy nothing. */
 static int open_db(sw_store *st)
 {
-    int flags = st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                           : SQLITE_OPEN_READONLY;
+    int flags = (st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                            : SQLITE_OPEN_READONLY) |
+                SQLITE_OPEN_NOMUTEX;
 
     if (st->writer)
         create_private(st->path);
@@ -783,6 +787,7 @@ static int read_run(sqlite3_stmt *s, sw_run_rec *r)
     r->member = sqlite3_column_int64(s, 24);
     r->parent = sw_store__col_str(s, 25);
     r->parent_iter = sqlite3_column_int64(s, 26);
+    r->params_json = sqlite3_column_int(s, 27) != 0;
     return sw_run_state_parse(&r->state,
                               (const char *)sqlite3_column_text(s, 6));
 }

@@ -80,10 +80,12 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r);
 typedef struct {
     char *id; /* "<sweep id>-<idx + 1>" */
     char *sweep_id;
-    int64_t idx;  /* the trial's index in the search sequence */
-    char *cell;   /* the trial's id: hash of its parameters */
-    char *params; /* JSON */
-    char *argv;   /* JSON array */
+    int64_t idx;      /* the trial's index in the search sequence */
+    char *cell;       /* the trial's id: hash of its parameters */
+    char *params;     /* JSON */
+    bool params_json; /* read back: SQLite's json_valid(params), so a
+                         reader can print them as stored */
+    char *argv;       /* JSON array */
     sw_run_state state;
     char *reason; /* why it ended as it did ("exit 1", "timeout"); NULL */
     bool has_exit;
@@ -150,6 +152,10 @@ int sw_store_tag_run(sw_store *st, const char *run_id, char *const *tags,
 int sw_store_note_run(sw_store *st, const char *run_id, const char *text);
 /* The labels of run `run_id` into *out (the caller disposes). */
 int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out);
+/* The ids of the sweep's runs that have a tag or a note, by idx, into
+ * *out (n of them); the caller frees each and *out. */
+int sw_store_labeled_runs(sw_store *st, const char *sweep_id, char ***out,
+                          size_t *n);
 
 /* Records the run_cap `sweep resume --run-cap` gave sweep `id`. */
 int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);

@@ -172,6 +172,39 @@ int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out)
     return error;
 }
 
+/* The runs of the sweep with a tag or a note, by idx: one statement, so
+ * a listing reads the labels of those runs alone. */
+int sw_store_labeled_runs(sw_store *st, const char *sweep_id, char ***out,
+                          size_t *n)
+{
+    static const char sql[] =
+        "SELECT id FROM runs WHERE sweep_id = ?1 AND (id IN (SELECT run_id"
+        " FROM tags) OR id IN (SELECT run_id FROM notes)) ORDER BY idx";
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    int error = sw_store__prepare(st, sql, &s, "labeled runs"), rc;
+
+    *out = NULL;
+    *n = 0;
+    if (error)
+        return error;
+    rc = sw_store__bind_str(s, 1, sweep_id) == SQLITE_OK ? sqlite3_step(s)
+                                                         : SQLITE_ERROR;
+    for (; rc == SQLITE_ROW; rc = sqlite3_step(s)) {
+        sw_grow(out, &cap, *n + 1, sizeof(char *));
+        (*out)[(*n)++] = sw_store__col_str(s, 0);
+    }
+    if (rc != SQLITE_DONE) {
+        error = sw_store__fail(st, "labeled runs of '%s'", sweep_id);
+        while (*n > 0)
+            free((*out)[--*n]);
+        free(*out);
+        *out = NULL;
+    }
+    sqlite3_finalize(s);
+    return error;
+}
+
 void sw_labels_dispose(sw_labels *l)
 {
     if (!l)
