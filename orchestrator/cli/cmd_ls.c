@@ -162,7 +162,7 @@ static sw_value *params_cell(const sw_run_rec *r, sw_table_format fmt)
     sw_buf b = SW_BUF_INIT;
     sw_value *v;
 
-    if (fmt != SW_TABLE_JSON || r->params_json)
+    if (fmt != SW_TABLE_JSON || sw_json_valid(r->params, strlen(r->params)))
         return sw_value_str(r->params);
     sw_json_write_string(&b, r->params);
     v = sw_value_str(sw_buf_cstr(&b));
@@ -316,7 +316,7 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
     memset(&s, 0, sizeof(s));
     if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
         return error;
-    error = sw_store_list_runs(st, s.id, &runs, &n);
+    error = sw_store_list_shown(st, s.id, &runs, &n);
     if (!error && sw_store_labeled_runs(st, s.id, &labeled, &n_labeled))
         n_labeled = 0; /* shown without */
     ncols = runs_cols(&s, fmt);

@@ -60,23 +60,30 @@ static void fixed(sw_buf *b, double f)
     b->ptr[b->len] = '\0';
 }
 
-/* A cell's text: for people (`human`) with "-" for null and, unless
- * `exact`, floats shortened; else as CSV wants it. */
+/* Appends a cell's text to `b`: for people (`human`) with "-" for null
+ * and, unless `exact`, floats shortened; else as CSV wants it. */
+static void cell_put(sw_buf *b, const sw_value *v, bool human, bool exact)
+{
+    if (v->type == SW_NULL)
+        sw_buf_puts(b, human ? "-" : "");
+    else if (human && !exact && v->type == SW_FLOAT && fabs(v->u.f) >= 1e6 &&
+             fabs(v->u.f) < 1e15)
+        fixed(b, v->u.f); /* a time or a count: every digit shown */
+    else if (human && !exact && v->type == SW_FLOAT)
+        sw_buf_printf(b, "%.6g", v->u.f);
+    else if (v->type == SW_STR)
+        sw_buf_puts(b, v->u.s);
+    else if (v->type == SW_LIST || v->type == SW_MAP)
+        sw_value_write_json(b, v, false);
+    else
+        sw_value_write_py(b, v);
+}
+
 static char *cell_text(const sw_value *v, bool human, bool exact)
 {
     sw_buf b = SW_BUF_INIT;
 
-    if (v->type == SW_NULL)
-        return sw_strdup(human ? "-" : "");
-    if (human && !exact && v->type == SW_FLOAT && fabs(v->u.f) >= 1e6 &&
-        fabs(v->u.f) < 1e15)
-        fixed(&b, v->u.f); /* a time or a count: every digit shown */
-    else if (human && !exact && v->type == SW_FLOAT)
-        sw_buf_printf(&b, "%.6g", v->u.f);
-    else if (v->type == SW_LIST || v->type == SW_MAP)
-        sw_value_write_json(&b, v, false);
-    else
-        sw_value_write_py(&b, v);
+    cell_put(&b, v, human, exact);
     return sw_buf_detach(&b);
 }
 
@@ -102,27 +109,32 @@ static void put_cell(FILE *out, const char *text, size_t width)
 }
 
 /* Each cell's text is made once, for its column's width and to print. */
+/* Each cell's text is made once, for its column's width and to print,
+ * all of them in one buffer (at[r]: where cell r starts). */
 static void print_human(const sw_table *t, FILE *out)
 {
     size_t *w = sw_calloc(t->ncols, sizeof(size_t)), r, c, n;
     size_t cells = t->nrows * t->ncols;
-    char **s = sw_calloc(cells ? cells : 1, sizeof(char *));
+    size_t *at = sw_calloc(cells ? cells : 1, sizeof(size_t));
+    sw_buf b = SW_BUF_INIT;
 
     for (c = 0; c < t->ncols; c++)
         w[c] = strlen(t->cols[c]);
     for (r = 0; r < cells; r++) {
-        s[r] = cell_text(t->cells[r], true, t->exact);
-        n = strlen(s[r]);
+        at[r] = b.len;
+        cell_put(&b, t->cells[r], true, t->exact);
+        n = b.len - at[r];
+        sw_buf_putc(&b, '\0');
         c = r % t->ncols;
         w[c] = n > w[c] ? n : w[c];
     }
     for (c = 0; c < t->ncols; c++)
         put_cell(out, t->cols[c], c + 1 < t->ncols ? w[c] : 0);
-    for (r = 0; r < cells; r++) {
-        put_cell(out, s[r], r % t->ncols + 1 < t->ncols ? w[r % t->ncols] : 0);
-        free(s[r]);
-    }
-    free(s);
+    for (r = 0; r < cells; r++)
+        put_cell(out, b.ptr + at[r],
+                 r % t->ncols + 1 < t->ncols ? w[r % t->ncols] : 0);
+    sw_buf_dispose(&b);
+    free(at);
     free(w);
 }
 

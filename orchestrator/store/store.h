@@ -80,12 +80,10 @@ void sw_sweep_rec_dispose(sw_sweep_rec *r);
 typedef struct {
     char *id; /* "<sweep id>-<idx + 1>" */
     char *sweep_id;
-    int64_t idx;      /* the trial's index in the search sequence */
-    char *cell;       /* the trial's id: hash of its parameters */
-    char *params;     /* JSON */
-    bool params_json; /* read back: SQLite's json_valid(params), so a
-                         reader can print them as stored */
-    char *argv;       /* JSON array */
+    int64_t idx;  /* the trial's index in the search sequence */
+    char *cell;   /* the trial's id: hash of its parameters */
+    char *params; /* JSON */
+    char *argv;   /* JSON array */
     sw_run_state state;
     char *reason; /* why it ended as it did ("exit 1", "timeout"); NULL */
     bool has_exit;
@@ -171,6 +169,11 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */
 int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
                        size_t *n);
+/* The same with only the fields `sweep ls` shows set (id, params, state,
+ * exit, attempts, times, value, pending_reason, lineage); the others are
+ * zero or NULL. */
+int sw_store_list_shown(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                        size_t *n);
 /* The `limit` best finished or stopped runs of a sweep that have a value:
  * finished ones first, then stopped ones, each by value (highest first
  * when `maximize`), ties by idx; the caller disposes each and frees
