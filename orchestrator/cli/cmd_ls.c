@@ -156,21 +156,22 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
 
 /* A run's params as stored (a JSON column, SW_CLI_PARAMS_COL): their
  * text for people and CSV; in JSON the text, or for a value that is not
- * JSON, the text as a JSON string. Nothing is parsed: shown as stored. */
-static sw_value *params_cell(const sw_run_rec *r, sw_table_format fmt)
+ * JSON, the text as a JSON string. Nothing is parsed: shown as stored.
+ * Takes r->params (NULL after). */
+static sw_value *params_cell(sw_run_rec *r, sw_table_format fmt)
 {
     sw_buf b = SW_BUF_INIT;
-    sw_value *v;
+    char *text = r->params ? r->params : sw_strdup("");
 
-    if (fmt != SW_TABLE_JSON || sw_json_valid(r->params, strlen(r->params)))
-        return sw_value_str(r->params);
-    sw_json_write_string(&b, r->params);
-    v = sw_value_str(sw_buf_cstr(&b));
-    sw_buf_dispose(&b);
-    return v;
+    r->params = NULL;
+    if (fmt != SW_TABLE_JSON || sw_json_valid(text, strlen(text)))
+        return sw_value_str_take(text);
+    sw_json_write_string(&b, text);
+    free(text);
+    return sw_value_str_take(sw_buf_detach(&b));
 }
 
-void sw_cli_run_row(sw_value **row, const sw_run_rec *r, sw_table_format fmt)
+void sw_cli_run_row(sw_value **row, sw_run_rec *r, sw_table_format fmt)
 {
     row[0] = sw_value_str(r->id);
     row[1] = sw_value_str(sw_run_state_name(r->state));
@@ -246,8 +247,8 @@ static sw_value *note_value(const sw_labels *l, sw_table_format fmt)
 }
 
 /* A run's row; its labels are read when it has some (`labeled`). */
-static void ls_row(sw_store *st, sw_value **row, const sw_run_rec *r,
-                   bool labeled, sw_table_format fmt)
+static void ls_row(sw_store *st, sw_value **row, sw_run_rec *r, bool labeled,
+                   sw_table_format fmt)
 {
     double waited = sw_cli_waited(r);
     sw_labels l;

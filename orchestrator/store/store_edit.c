@@ -173,13 +173,15 @@ int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out)
 }
 
 /* The runs of the sweep with a tag or a note, by idx: one statement, so
- * a listing reads the labels of those runs alone. */
+ * a listing reads the labels of those runs alone. It starts from the
+ * labels (few) and looks each run up, never walking the sweep's runs. */
 int sw_store_labeled_runs(sw_store *st, const char *sweep_id, char ***out,
                           size_t *n)
 {
     static const char sql[] =
-        "SELECT id FROM runs WHERE sweep_id = ?1 AND (id IN (SELECT run_id"
-        " FROM tags) OR id IN (SELECT run_id FROM notes)) ORDER BY idx";
+        "SELECT r.id FROM (SELECT run_id FROM tags UNION SELECT run_id"
+        " FROM notes) AS l CROSS JOIN runs r ON r.id = l.run_id"
+        " WHERE r.sweep_id = ?1 ORDER BY r.idx";
     sqlite3_stmt *s = NULL;
     size_t cap = 0;
     int error = sw_store__prepare(st, sql, &s, "labeled runs"), rc;
