@@ -198,16 +198,14 @@ static void print_json(const sw_table *t, FILE *out)
         b.len = 0;
         sw_buf_putc(&b, '{');
         for (c = 0; c < t->ncols; c++) {
-            sw_value *k = sw_value_str(t->cols[c]);
             if (c)
                 sw_buf_puts(&b, ", ");
-            sw_value_write_json(&b, k, false);
+            sw_json_write_string(&b, t->cols[c]);
             sw_buf_puts(&b, ": ");
             put_json(&b, t, c, t->cells[r * t->ncols + c]);
-            sw_value_free(k);
         }
-        sw_buf_putc(&b, '}');
-        fprintf(out, "%s\n", sw_buf_cstr(&b));
+        sw_buf_puts(&b, "}\n");
+        fwrite(b.ptr, 1, b.len, out);
     }
     sw_buf_dispose(&b);
 }
