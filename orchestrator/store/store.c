@@ -295,13 +295,13 @@ static void create_private(const char *path)
         close(fd);
 }
 
-/* NOMUTEX: a store is one thread's at a time (its statements are shared
- * state), so SQLite's own mutex around every call would buy nothing. */
+/* A reader's connection is NOMUTEX: a read-only store is one thread's at
+ * a time (its statements are shared state), so SQLite's mutex around each
+ * call buys nothing there. The writer keeps it. */
 static int open_db(sw_store *st)
 {
-    int flags = (st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                            : SQLITE_OPEN_READONLY) |
-                SQLITE_OPEN_NOMUTEX;
+    int flags = st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                           : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
     if (st->writer)
         create_private(st->path);
