@@ -212,44 +212,65 @@ static double skewness(const double *y, size_t m)
  * the median's distance to the min, so the GP models the region of good
  * values rather than the size of the bad ones. Monotone: the best stays
  * the best. */
-static void warp(double *y, size_t m)
-{
-    double *s, d;
-    size_t i;
+typedef struct {
+    bool log;        /* log-warped: y - lo + d */
+    double lo, d;    /* the warp's shift */
+    double mean, sd; /* of the warped values */
+} scale;
 
-    if (m < 3 || !(skewness(y, m) > WARP_SKEW))
-        return;
-    s = sw_malloc(m * sizeof(*s));
-    memcpy(s, y, m * sizeof(*s));
-    qsort(s, m, sizeof(*s), by_double);
-    d = s[m / 2] - s[0] + 1e-12 * (1.0 + fabs(s[0]));
-    for (i = 0; i < m; i++)
-        y[i] = log(y[i] - s[0] + d);
-    free(s);
-}
-
-/* The training data: features and standardised losses of `rows` of
- * `h`. */
-static void training(const bayes_state *st, const sw_history *h,
-                     const size_t *rows, size_t m, const double *loss,
-                     double *X, double *y)
+/* The warp and standardisation of the m losses of `rows`, all the ended
+ * ones: a GP conditioned on a subset of them (the best half and a random
+ * half) still scales them as the whole history does, so that where it
+ * has no point its mean reverts to the average of all results, not to
+ * the subset's, which the best half pulls down; with the subset's, the
+ * places the draw left out look promising and the search goes back to
+ * poor regions once a sweep has more results than GP_CAP. */
+static void scale_of(const double *loss, const size_t *rows, size_t m,
+                     scale *sc)
 {
-    double mean = 0.0, var = 0.0, sd;
+    double *y = sw_malloc((m + 1) * sizeof(*y)), var = 0.0;
     size_t i;
 
     for (i = 0; i < m; i++)
         y[i] = loss[rows[i]];
-    warp(y, m);
+    sc->log = m >= 3 && skewness(y, m) > WARP_SKEW;
+    sc->mean = 0.0;
+    if (sc->log) {
+        double *s = sw_malloc(m * sizeof(*s));
+
+        memcpy(s, y, m * sizeof(*s));
+        qsort(s, m, sizeof(*s), by_double);
+        sc->lo = s[0];
+        sc->d = s[m / 2] - s[0] + 1e-12 * (1.0 + fabs(s[0]));
+        free(s);
+        for (i = 0; i < m; i++)
+            y[i] = log(y[i] - sc->lo + sc->d);
+    }
     for (i = 0; i < m; i++)
-        mean += y[i];
-    mean /= (double)m;
+        sc->mean += y[i];
+    sc->mean /= m ? (double)m : 1.0;
     for (i = 0; i < m; i++)
-        var += (y[i] - mean) * (y[i] - mean);
-    sd = m > 1 ? sqrt(var / (double)m) + 1e-6 : 1.0;
+        var += (y[i] - sc->mean) * (y[i] - sc->mean);
+    sc->sd = m > 1 ? sqrt(var / (double)m) + 1e-6 : 1.0;
+    free(y);
+}
+
+/* The training data: features and standardised losses of `rows` of
+ * `h`, scaled by sc. */
+static void training(const bayes_state *st, const sw_history *h,
+                     const size_t *rows, size_t m, const double *loss,
+                     const scale *sc, double *X, double *y)
+{
+    size_t i;
+
     for (i = 0; i < m; i++) {
+        double v = loss[rows[i]];
+
+        if (sc->log) /* the subset's best can be below none of all's */
+            v = log(fmax(v - sc->lo, 0.0) + sc->d);
         sw_features__of(&st->feat, sw_history__z(h, rows[i]),
                         &X[i * st->feat.n]);
-        y[i] = (y[i] - mean) / sd;
+        y[i] = (v - sc->mean) / sc->sd;
     }
 }
 
@@ -462,13 +483,16 @@ static int suggest(const bayes_state *st, const sw_history *h,
     double *y = sw_malloc((GP_CAP * 2 + 2) * sizeof(*y)), best = INFINITY;
     double *near = sw_malloc((N_NEAR * st->space.n + 1) * sizeof(*near));
     sw_acq a = {&st->feat, NULL, 0.0, seen ? seen_has : NULL, seen};
+    scale sc;
     sw_gp gp;
     int err;
 
-    m = subset(rows, records(h, false, rows), loss, GP_CAP, r);
+    m = records(h, false, rows);
+    scale_of(loss, rows, m, &sc);
+    m = subset(rows, m, loss, GP_CAP, r);
     np = records(h, true, pend);
     np = np < GP_CAP ? np : GP_CAP;
-    training(st, h, rows, m, loss, X, y);
+    training(st, h, rows, m, loss, &sc, X, y);
     for (i = 0; i < m; i++)
         best = y[i] < best ? y[i] : best;
     sw_gp__init(&gp, nf, st->feat.group, st->space.n);
