@@ -16,6 +16,7 @@
 
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/report.h"
+#include "orchestrator/vocab.h"
 
 #define MAX_SWEEPS 8
 
@@ -129,8 +130,17 @@ static void line(const char *what, char **cells, size_t n, const size_t *w)
 /* The table's cells, row by row: cells[row * n + col]. */
 #define ROWS 13
 static const char *const row_names[ROWS] = {
-    "sweep",  "method", "metric", "state", "runs",     "finished", "stopped",
-    "failed", "best",   "params", "wall",  "GPU time", "spend"};
+    "sweep", "method", "metric", "state", "runs",     NULL,   NULL,
+    NULL,    "best",   "params", "wall",  "GPU time", "spend"};
+
+/* Row i's name; the counts of runs by state take the vocabulary's words. */
+static const char *row_name(size_t i)
+{
+    static const sw_run_state counted[] = {SW_RUN_FINISHED, SW_RUN_STOPPED,
+                                           SW_RUN_FAILED};
+
+    return row_names[i] ? row_names[i] : sw_run_state_name(counted[i - 5]);
+}
 
 static char *duration(double s)
 {
@@ -194,7 +204,7 @@ static void print_table(const column *cols, size_t n)
     for (i = 0; i < ROWS; i++) {
         for (j = 0; j < n; j++)
             row[j] = cells[i * n + j];
-        line(row_names[i], row, n, w);
+        line(row_name(i), row, n, w);
     }
     for (i = 0; i < ROWS * n; i++)
         free(cells[i]);
