@@ -135,7 +135,7 @@ int sw_engine__start_server(sw_engine *e, const char *listen)
 
     o.listen = listen;
     o.prefer_port = listen ? 0 : previous_port(e);
-    e->site = sw_site_new(sw_engine_home());
+    e->site = sw_site_new(sw_contract_home());
     o.get = sw_site_get;
     o.get_ctx = e->site;
     if (!sw_metrics_server_loopback(listen) &&

@@ -21,6 +21,11 @@ sw_test(orchestrator token sw_engine)
 sw_test(orchestrator packing sw_packing sw_search)
 # `sweep report`'s figures on hand-made rows, and read from a store.
 sw_test(orchestrator report sw_engine)
+# The engine's files call one another one way only (nm over its archive).
+add_test(NAME orchestrator.engine_calls COMMAND /usr/bin/python3
+  ${CMAKE_CURRENT_SOURCE_DIR}/orchestrator/engine_calls.py
+  $<TARGET_FILE:sw_engine>)
+set_tests_properties(orchestrator.engine_calls PROPERTIES LABELS orchestrator)
 # The event call: a consumer of the test's own watches a real sweep.
 sw_test(orchestrator events sw_engine PkgConfig::SQLITE_T)
 
