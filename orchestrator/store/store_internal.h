@@ -39,8 +39,6 @@ enum {
     Q_PUT_METRIC_ONCE,
     Q_COUNT_RUNS,
     Q_LAST_METRICS,
-    Q_TAGS,
-    Q_NOTE,
     Q_COUNT
 };
 
