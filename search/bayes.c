@@ -207,18 +207,20 @@ static double skewness(const double *y, size_t m)
     return m2 > 0.0 ? m3 / (double)m / (m2 * sqrt(m2)) : 0.0;
 }
 
-/* Losses with a long tail of bad values (skewness above WARP_SKEW: a
- * Rosenbrock, a loss that diverges) are warped by log(y - min + d), d
- * the median's distance to the min, so the GP models the region of good
- * values rather than the size of the bad ones. Monotone: the best stays
- * the best. */
+/* How the losses are put to the GP: warped, then standardised. */
 typedef struct {
     bool log;        /* log-warped: y - lo + d */
     double lo, d;    /* the warp's shift */
     double mean, sd; /* of the warped values */
 } scale;
 
-/* The warp and standardisation of the m losses of `rows`, all the ended
+/* Losses with a long tail of bad values (skewness above WARP_SKEW: a
+ * Rosenbrock, a loss that diverges) are warped by log(y - min + d), d
+ * the median's distance to the min, so the GP models the region of good
+ * values rather than the size of the bad ones. Monotone: the best stays
+ * the best.
+ *
+ * The warp and standardisation of the m losses of `rows`, all the ended
  * ones: a GP conditioned on a subset of them (the best half and a random
  * half) still scales them as the whole history does, so that where it
  * has no point its mean reverts to the average of all results, not to
@@ -266,8 +268,8 @@ static void training(const bayes_state *st, const sw_history *h,
     for (i = 0; i < m; i++) {
         double v = loss[rows[i]];
 
-        if (sc->log) /* the subset's best can be below none of all's */
-            v = log(fmax(v - sc->lo, 0.0) + sc->d);
+        if (sc->log) /* lo is the least of all, so of these too */
+            v = log(v - sc->lo + sc->d);
         sw_features__of(&st->feat, sw_history__z(h, rows[i]),
                         &X[i * st->feat.n]);
         y[i] = (v - sc->mean) / sc->sd;
