@@ -160,10 +160,10 @@ static entry *find(const rung *r, int64_t run)
 void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
 {
     rung *r;
+    size_t i, b = sw_promoter_bracket(p, run);
     double v;
-    size_t i;
 
-    if (k >= p->n || k < sw_promoter_bracket(p, run) || find(&p->rungs[k], run))
+    if (k >= p->n || k < b || find(&p->rungs[k], run))
         return;
     r = &p->rungs[k];
     v = isfinite(value) ? p->sign * value : INFINITY;
@@ -173,7 +173,7 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
     r->e[i].run = run;
     r->e[i].value = v;
     r->e[i].promoted = false;
-    r->e[i].bracket = (unsigned char)sw_promoter_bracket(p, run);
+    r->e[i].bracket = (unsigned char)b;
     r->len++;
 }
 
@@ -193,7 +193,6 @@ void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k)
         e->promoted = false;
 }
 
-/* How many of a rung's entries may go on: floor(n / eta). */
 /* How many of bracket b's runs at rung r go on: the top 1/eta of them. */
 static size_t quota(const sw_promoter *p, const rung *r, size_t b)
 {
