@@ -10,10 +10,18 @@
  * key is wrong, and the message says where to look without showing it.
  * The Authorization header is built once and wiped on free; curl's own
  * verbose output is never turned on.
+ *
+ * libcurl is opened with dlopen() when the first client is made: linked,
+ * it and what it links (GnuTLS, Kerberos, LDAP, SSH, ...) cost every
+ * command of sweep 4 ms of the dynamic loader's time at start, for the
+ * one that exports.
  */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,6 +45,62 @@ struct sw_wandb_http {
     FILE *notices;
 };
 
+#define CURL_SONAME "libcurl.so.4"
+
+/* The libcurl calls this file makes, resolved once by load(). */
+static struct {
+    CURLcode (*global_init)(long);
+    void (*global_cleanup)(void);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    const char *(*easy_strerror)(CURLcode);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    char why[256]; /* "": loaded */
+} cu;
+
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+
+/* dlsym's object pointer into a function pointer (ISO C has no cast);
+ * false, with why[] set, when the library has no such symbol. */
+static bool resolve(void *lib, const char *name, void *fn, size_t size)
+{
+    void *p = dlsym(lib, name);
+
+    memcpy(fn, &p, size);
+    if (!p)
+        snprintf(cu.why, sizeof(cu.why), "%s", dlerror());
+    return p != NULL;
+}
+
+#define RESOLVE(lib, field, name)                                              \
+    resolve(lib, name, &cu.field, sizeof(cu.field))
+
+static void load(void)
+{
+    void *lib = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+    if (!lib) {
+        snprintf(cu.why, sizeof(cu.why), "%s", dlerror());
+        return;
+    }
+    (void)(RESOLVE(lib, global_init, "curl_global_init") &&
+           RESOLVE(lib, global_cleanup, "curl_global_cleanup") &&
+           RESOLVE(lib, easy_init, "curl_easy_init") &&
+           RESOLVE(lib, easy_cleanup, "curl_easy_cleanup") &&
+           RESOLVE(lib, easy_reset, "curl_easy_reset") &&
+           RESOLVE(lib, easy_setopt, "curl_easy_setopt") &&
+           RESOLVE(lib, easy_perform, "curl_easy_perform") &&
+           RESOLVE(lib, easy_getinfo, "curl_easy_getinfo") &&
+           RESOLVE(lib, easy_strerror, "curl_easy_strerror") &&
+           RESOLVE(lib, slist_append, "curl_slist_append") &&
+           RESOLVE(lib, slist_free_all, "curl_slist_free_all"));
+}
+
 /* splitmix64: small, seeded, and good enough for jitter. */
 static double next_unit(sw_wandb_http *h)
 {
@@ -56,13 +120,19 @@ int sw_wandb__http_new(sw_wandb_http **out, const char *base_url,
     char *basic;
 
     *out = NULL;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    pthread_once(&cu_once, load);
+    if (cu.why[0])
+        return sw_error_set(SW_ENOTFOUND,
+                            "sweep export needs libcurl: cannot load %s: %s "
+                            "(apt-get install libcurl4)",
+                            CURL_SONAME, cu.why);
+    if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return sw_error_set(SW_ERROR, "libcurl: cannot initialise");
     h = sw_calloc(1, sizeof(*h));
-    h->curl = curl_easy_init();
+    h->curl = cu.easy_init();
     if (!h->curl) {
         free(h);
-        curl_global_cleanup();
+        cu.global_cleanup();
         return sw_error_set(SW_ERROR, "libcurl: cannot create a handle");
     }
     h->base_url = sw_strdup(base_url);
@@ -83,8 +153,8 @@ void sw_wandb__http_free(sw_wandb_http *h)
 {
     if (!h)
         return;
-    curl_easy_cleanup(h->curl);
-    curl_global_cleanup();
+    cu.easy_cleanup(h->curl);
+    cu.global_cleanup();
     sw_wandb__wipe(h->auth);
     free(h->base_url);
     free(h->entity);
@@ -124,10 +194,10 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 /* Appends `s` to *list; on failure frees the list and leaves NULL. */
 static bool append(struct curl_slist **list, const char *s)
 {
-    struct curl_slist *next = curl_slist_append(*list, s);
+    struct curl_slist *next = cu.slist_append(*list, s);
 
     if (!next) {
-        curl_slist_free_all(*list);
+        cu.slist_free_all(*list);
         *list = NULL;
         return false;
     }
@@ -182,25 +252,25 @@ static CURLcode perform(sw_wandb_http *h, const sw_wandb__req *r,
     h->retry_after = -1;
     if (!hdrs)
         return CURLE_OUT_OF_MEMORY;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, r->url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "sweep/0.1.0 (W&B export)");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, answer);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(h->timeout_s * 1000));
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    rc = curl_easy_perform(c);
+    cu.easy_reset(c);
+    cu.easy_setopt(c, CURLOPT_URL, r->url);
+    cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+    cu.easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+    cu.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    cu.easy_setopt(c, CURLOPT_USERAGENT, "sweep/0.1.0 (W&B export)");
+    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(c, CURLOPT_WRITEDATA, answer);
+    cu.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(c, CURLOPT_HEADERDATA, h);
+    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+    cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(h->timeout_s * 1000));
+    cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    rc = cu.easy_perform(c);
     if (rc == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(hdrs);
+        cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    cu.slist_free_all(hdrs);
     h->count++;
     return rc;
 }
@@ -272,7 +342,7 @@ static int failed(const sw_wandb_http *h, const sw_wandb__req *r, CURLcode rc,
 
     if (rc != CURLE_OK)
         return sw_error_set(SW_EIO, "W&B at %s: %s: %s (after %d attempt%s)",
-                            h->base_url, r->what, curl_easy_strerror(rc),
+                            h->base_url, r->what, cu.easy_strerror(rc),
                             attempts, attempts == 1 ? "" : "s");
     snippet(text, sizeof(text), answer);
     return sw_error_set(SW_EIO,
@@ -288,7 +358,7 @@ static void notice(const sw_wandb_http *h, const sw_wandb__req *r, CURLcode rc,
     char why[64];
 
     if (rc != CURLE_OK)
-        snprintf(why, sizeof(why), "%s", curl_easy_strerror(rc));
+        snprintf(why, sizeof(why), "%s", cu.easy_strerror(rc));
     else
         snprintf(why, sizeof(why), "HTTP %ld", st);
     fprintf(h->notices,

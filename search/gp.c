@@ -8,18 +8,18 @@
  * solves (dpotrs, dtrtrs) and the inverse for the likelihood's gradient
  * (dpotri); the _work entry points, as the inputs are built here and
  * LAPACKE's NaN scan of every argument would cost as much as a solve.
- * This is the only file that includes <lapacke.h>. Matrices
+ * LAPACKE is loaded when a GP first fits (lapack.c). Matrices
  * are column-major; only their lower triangles are used. A kernel matrix
  * that is not numerically positive definite gets more jitter, up to a
  * limit, before the fit gives up.
  */
 #include "search/gp.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/lapack.h"
 #include "search/optim.h"
 #include "sweeps/error.h"
 
@@ -123,8 +123,8 @@ static int factor(const sw_gp *gp, const double *X, size_t n, double *K,
             K[i + j * n] =
                 matern(gp->sf2, sqrt(dist2(gp, &X[i * d], &X[j * d])));
     }
-    return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K,
-                               (lapack_int)n);
+    return sw_lapack__dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K,
+                             (lapack_int)n);
 }
 
 /* Factors with growing jitter; 0 on success. */
@@ -207,11 +207,11 @@ static double objective(void *ctx, const double *theta, double *grad)
         return 1e300;
     }
     memcpy(c->alpha, c->y, n * sizeof(*c->alpha));
-    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', ln, 1, c->K, ln, c->alpha, ln);
+    sw_lapack__dpotrs(LAPACK_COL_MAJOR, 'L', ln, 1, c->K, ln, c->alpha, ln);
     for (i = 0; i < n; i++)
         nll += 0.5 * c->y[i] * c->alpha[i] + log(c->K[i + i * n]);
     memcpy(c->W, c->K, n * n * sizeof(*c->W));
-    LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', ln, c->W, ln);
+    sw_lapack__dpotri(LAPACK_COL_MAJOR, 'L', ln, c->W, ln);
     for (j = 0; j < n; j++)
         for (i = j; i < n; i++)
             c->W[i + j * n] = c->alpha[i] * c->alpha[j] - c->W[i + j * n];
@@ -256,6 +256,8 @@ int sw_gp__fit(sw_gp *gp, const double *X, const double *y, size_t n,
 
     if (m > SW_OPTIM_MAX_N)
         return sw_error_set(SW_ERROR, "too many lengthscales to fit");
+    if ((k = sw_lapack__load()) < 0)
+        return k;
     c.K = sw_malloc((n * n + 1) * sizeof(double));
     c.W = sw_malloc((n * n + 1) * sizeof(double));
     c.alpha = sw_malloc((n + 1) * sizeof(double));
@@ -284,7 +286,10 @@ int sw_gp__fit(sw_gp *gp, const double *X, const double *y, size_t n,
 int sw_gp__condition(sw_gp *gp, const double *X, const double *y, size_t n)
 {
     lapack_int ln = (lapack_int)n;
+    int error = sw_lapack__load();
 
+    if (error < 0)
+        return error;
     set_theta(gp, gp->theta);
     gp->n = n;
     gp->X = sw_realloc(gp->X, (n * gp->d + 1) * sizeof(double));
@@ -297,8 +302,8 @@ int sw_gp__condition(sw_gp *gp, const double *X, const double *y, size_t n)
     }
     memcpy(gp->alpha, y, n * sizeof(double));
     if (n)
-        LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', ln, 1, gp->L, ln, gp->alpha,
-                            ln);
+        sw_lapack__dpotrs(LAPACK_COL_MAJOR, 'L', ln, 1, gp->L, ln, gp->alpha,
+                          ln);
     return SW_OK;
 }
 
@@ -335,8 +340,8 @@ void sw_gp__predict(const sw_gp *gp, const double *x, double *mu, double *var,
         m += v[i] * gp->alpha[i];
     }
     if (gp->n)
-        LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', ln, 1, gp->L, ln,
-                            v, ln);
+        sw_lapack__dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', ln, 1, gp->L, ln, v,
+                          ln);
     for (i = 0; i < gp->n; i++)
         s -= v[i] * v[i];
     *mu = m;
@@ -346,8 +351,8 @@ void sw_gp__predict(const sw_gp *gp, const double *x, double *mu, double *var,
     /* dvar = -2 (K^-1 k)' dk, K^-1 k = L^-T v */
     memcpy(w, v, gp->n * sizeof(*w));
     if (gp->n)
-        LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'T', 'N', ln, 1, gp->L, ln,
-                            w, ln);
+        sw_lapack__dtrtrs(LAPACK_COL_MAJOR, 'L', 'T', 'N', ln, 1, gp->L, ln, w,
+                          ln);
     kernel_grads(gp, x, gp->alpha, w, dmu, dvar);
     for (k = 0; k < gp->d; k++)
         dvar[k] *= s > 1e-12 ? -2.0 : 0.0;
@@ -376,8 +381,8 @@ void sw_gp__predict_many(const sw_gp *gp, const double *Xs, size_t m,
             }
         }
         if (n)
-            LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', ln,
-                                (lapack_int)cols, gp->L, ln, Ks, ln);
+            sw_lapack__dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', ln,
+                              (lapack_int)cols, gp->L, ln, Ks, ln);
         for (j = 0; j < cols; j++) {
             double s = gp->sf2;
 

@@ -38,20 +38,26 @@ void sw_buf_putc(sw_buf *b, char c)
     sw_buf_put(b, &c, 1);
 }
 
+/* Formats into the room the buffer has, and only when that is too
+ * little grows it and formats again: most calls format once. */
 void sw_buf_printf(sw_buf *b, const char *fmt, ...)
 {
     va_list ap, ap2;
+    size_t room = b->cap > b->len ? b->cap - b->len : 0;
     int n;
 
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    n = vsnprintf(room ? b->ptr + b->len : NULL, room, fmt, ap);
     va_end(ap);
-    if (n > 0) {
+    if (n > 0 && (size_t)n >= room) {
         sw_grow(&b->ptr, &b->cap, b->len + (size_t)n + 1, 1);
         vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap2);
-        b->len += (size_t)n;
     }
+    if (n > 0)
+        b->len += (size_t)n;
+    else if (room)
+        b->ptr[b->len] = '\0'; /* as it was */
     va_end(ap2);
 }
 

@@ -15,4 +15,9 @@
  * where the text stops being JSON. */
 int sw_json_parse(sw_value **out, const char *text, size_t len);
 
+/* True when `len` bytes of `text` are one JSON document (RFC 8259, at
+ * most 64 levels deep), checked without building it (json_valid.c). This
+ * function can't fail. */
+bool sw_json_valid(const char *text, size_t len);
+
 #endif

@@ -65,6 +65,14 @@ sw_value *sw_value_strn(const char *s, size_t n)
     return v;
 }
 
+sw_value *sw_value_str_take(char *s)
+{
+    sw_value *v = make(SW_STR);
+
+    v->u.s = s;
+    return v;
+}
+
 sw_value *sw_value_list(void)
 {
     return make(SW_LIST);

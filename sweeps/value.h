@@ -55,6 +55,8 @@ sw_value *sw_value_int(int64_t i);
 sw_value *sw_value_float(double f);
 sw_value *sw_value_str(const char *s);
 sw_value *sw_value_strn(const char *s, size_t n);
+/* A string value that takes `s` (malloc'd; consumed) instead of a copy. */
+sw_value *sw_value_str_take(char *s);
 sw_value *sw_value_list(void);
 sw_value *sw_value_map(void);
 void sw_value_free(sw_value *v);

@@ -63,9 +63,12 @@ double sw_cli_waited(const sw_run_rec *r);
 int sw_cli_open_store_as(sw_store **out, const char *cmd, bool writer);
 
 /* The columns and one row of a run table (7 values, consumed by the
- * table). */
+ * table), as `fmt` prints it; the params, column SW_CLI_PARAMS_COL, are
+ * the stored JSON text: a table printing them sets that bit of its
+ * json_cols. Takes r->params (NULL after), to save a copy. */
+#define SW_CLI_PARAMS_COL 6
 extern const char *const sw_cli_run_cols[7];
-void sw_cli_run_row(sw_value **row, const sw_run_rec *r);
+void sw_cli_run_row(sw_value **row, sw_run_rec *r, sw_table_format fmt);
 
 /* Prints a usage error for `cmd` to stderr; returns SW_EXIT_USAGE. */
 int sw_cli_usage(const char *cmd, const char *fmt, ...) SW_PRINTF(2, 3);

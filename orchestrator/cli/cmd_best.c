@@ -39,8 +39,9 @@ static int best(sw_store *st, const char *key, uint64_t top,
                                    top, &runs, &n);
     if (!error) {
         sw_table_init(&t, 7, sw_cli_run_cols);
+        t.json_cols = 1u << SW_CLI_PARAMS_COL;
         for (i = 0; i < n; i++) {
-            sw_cli_run_row(row, &runs[i]);
+            sw_cli_run_row(row, &runs[i], fmt);
             sw_table_add(&t, row);
         }
         if (fmt == SW_TABLE_HUMAN)
@@ -70,7 +71,9 @@ int sw_cmd_best(int argc, char **argv)
         return sw_cli_usage("best", "expected at most one sweep");
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
-    error = best(st, optind < argc ? argv[optind] : NULL, top, fmt);
+    if ((error = sw_store_begin(st)) == SW_OK) /* one snapshot */
+        error = best(st, optind < argc ? argv[optind] : NULL, top, fmt);
+    sw_store_rollback(st);
     if (error)
         fprintf(stderr, "sweep best: %s\n", sw_error_last());
     sw_store_close(st);

@@ -154,12 +154,25 @@ static int list_sweeps(sw_store *st, sw_table_format fmt)
     return error;
 }
 
-void sw_cli_run_row(sw_value **row, const sw_run_rec *r)
+/* A run's params as stored (a JSON column, SW_CLI_PARAMS_COL): their
+ * text for people and CSV; in JSON the text, or for a value that is not
+ * JSON, the text as a JSON string. Nothing is parsed: shown as stored.
+ * Takes r->params (NULL after). */
+static sw_value *params_cell(sw_run_rec *r, sw_table_format fmt)
 {
-    sw_value *params = NULL;
+    sw_buf b = SW_BUF_INIT;
+    char *text = r->params ? r->params : sw_strdup("");
 
-    if (sw_json_parse(&params, r->params, strlen(r->params)) != SW_OK)
-        params = sw_value_str(r->params);
+    r->params = NULL;
+    if (fmt != SW_TABLE_JSON || sw_json_valid(text, strlen(text)))
+        return sw_value_str_take(text);
+    sw_json_write_string(&b, text);
+    free(text);
+    return sw_value_str_take(sw_buf_detach(&b));
+}
+
+void sw_cli_run_row(sw_value **row, sw_run_rec *r, sw_table_format fmt)
+{
     row[0] = sw_value_str(r->id);
     row[1] = sw_value_str(sw_run_state_name(r->state));
     row[2] = r->has_value ? sw_value_float(r->value) : sw_value_null();
@@ -168,7 +181,7 @@ void sw_cli_run_row(sw_value **row, const sw_run_rec *r)
     row[5] = r->ended_at > 0 && r->started_at > 0
                  ? sw_value_float(r->ended_at - r->started_at)
                  : sw_value_null();
-    row[6] = params;
+    row[SW_CLI_PARAMS_COL] = params_cell(r, fmt);
 }
 
 const char *const sw_cli_run_cols[7] = {"run",  "state",   "value", "attempts",
@@ -233,16 +246,18 @@ static sw_value *note_value(const sw_labels *l, sw_table_format fmt)
     return v;
 }
 
-static void ls_row(sw_store *st, sw_value **row, const sw_run_rec *r,
+/* A run's row; its labels are read when it has some (`labeled`). */
+static void ls_row(sw_store *st, sw_value **row, sw_run_rec *r, bool labeled,
                    sw_table_format fmt)
 {
     double waited = sw_cli_waited(r);
     sw_labels l;
     char *w;
 
-    sw_cli_run_row(row, r);
+    sw_cli_run_row(row, r, fmt);
     row[7] = sw_value_null();
-    if (sw_store_run_labels(st, r->id, &l) != SW_OK)
+    memset(&l, 0, sizeof(l));
+    if (labeled && sw_store_run_labels(st, r->id, &l) != SW_OK)
         memset(&l, 0, sizeof(l)); /* shown without */
     row[8] = tags_value(&l, fmt);
     row[9] = note_value(&l, fmt);
@@ -293,24 +308,34 @@ static int list_runs(sw_store *st, const char *key, sw_table_format fmt)
     sw_sweep_rec s;
     sw_run_rec *runs = NULL;
     sw_value *row[LS_COLS + PBT_COLS];
-    size_t n = 0, i, ncols;
+    char **labeled = NULL;
+    size_t n = 0, i, ncols, n_labeled = 0, j = 0;
+    bool has;
     sw_table t;
     int error;
 
     memset(&s, 0, sizeof(s));
     if ((error = sw_store_get_sweep(st, key, &s)) != SW_OK)
         return error;
-    error = sw_store_list_runs(st, s.id, &runs, &n);
+    error = sw_store_list_shown(st, s.id, &runs, &n);
+    if (!error && sw_store_labeled_runs(st, s.id, &labeled, &n_labeled))
+        n_labeled = 0; /* shown without */
     ncols = runs_cols(&s, fmt);
     sw_table_init(&t, ncols, ls_cols);
-    for (i = 0; i < n; i++) {
-        ls_row(st, row, &runs[i], fmt);
+    t.json_cols = 1u << SW_CLI_PARAMS_COL;
+    for (i = 0; i < n; i++) { /* both by idx */
+        has = j < n_labeled && strcmp(labeled[j], runs[i].id) == 0;
+        j += has;
+        ls_row(st, row, &runs[i], has, fmt);
         if (ncols > LS_COLS)
             lineage_cells(row + LS_COLS, &runs[i], fmt);
         sw_table_add(&t, row);
         sw_run_rec_dispose(&runs[i]);
     }
     free(runs);
+    for (j = 0; j < n_labeled; j++)
+        free(labeled[j]);
+    free(labeled);
     if (!error)
         sw_table_print(&t, fmt, stdout);
     sw_table_dispose(&t);
@@ -332,8 +357,12 @@ int sw_cmd_ls(int argc, char **argv)
         return sw_cli_usage("ls", "expected at most one sweep");
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
-    error =
-        optind < argc ? list_runs(st, argv[optind], fmt) : list_sweeps(st, fmt);
+    /* one read transaction: one snapshot, and SQLite takes its locks
+     * once instead of for each of the runs' statements */
+    if ((error = sw_store_begin(st)) == SW_OK)
+        error = optind < argc ? list_runs(st, argv[optind], fmt)
+                              : list_sweeps(st, fmt);
+    sw_store_rollback(st);
     if (error)
         fprintf(stderr, "sweep ls: %s\n", sw_error_last());
     sw_store_close(st);

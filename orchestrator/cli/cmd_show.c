@@ -248,7 +248,9 @@ int sw_cmd_show(int argc, char **argv)
     if ((status = sw_cli_open_store(&st)) != SW_EXIT_OK)
         return status;
     memset(&r, 0, sizeof(r));
-    error = sw_store_get_run(st, argv[optind], &r);
+    /* one read transaction: one snapshot, SQLite's locks taken once */
+    if ((error = sw_store_begin(st)) == SW_OK)
+        error = sw_store_get_run(st, argv[optind], &r);
     if (error) {
         fprintf(stderr, "sweep show: %s\n", sw_error_last());
     } else {
@@ -263,6 +265,7 @@ int sw_cmd_show(int argc, char **argv)
         }
         sw_value_free(v);
     }
+    sw_store_rollback(st);
     sw_run_rec_dispose(&r);
     sw_store_close(st);
     return error ? SW_EXIT_FAIL : SW_EXIT_OK;

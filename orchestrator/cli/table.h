@@ -16,7 +16,9 @@ typedef struct {
     size_t ncols;
     sw_value **cells; /* rows * ncols values, row-major; owned */
     size_t nrows, cap;
-    bool exact; /* for people too, each number as it is (sweep query) */
+    bool exact;         /* for people too, each number as it is (sweep query) */
+    uint32_t json_cols; /* bit c: column c's strings are JSON text, written
+                           as they are in JSON (a run's params as stored) */
 } sw_table;
 
 /* Starts a table with `ncols` column names (copied). */

@@ -15,7 +15,6 @@
  */
 #include "orchestrator/engine/engine.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -259,20 +258,6 @@ static uint64_t random_u64(void)
     return v;
 }
 
-/* Lets OpenBLAS's own threads go: the search runs on the loop's worker
- * pool, and a GP fit that spins a thread per core competes with itself
- * and with the trials. Looked up at run time, so that other BLAS builds
- * work; nothing reaches the trials' environment. */
-static void one_blas_thread(void)
-{
-    void (*set)(int) = NULL;
-    void *sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-
-    memcpy(&set, &sym, sizeof(set));
-    if (set)
-        set(1);
-}
-
 /* How many runs may fail before the first success, before the sweep
  * stops launching: $SWEEP_MAX_INITIAL_FAILURES, default 5, 0 for no
  * limit (as W&B's agent does with WANDB_AGENT_MAX_INITIAL_FAILURES). A
@@ -346,7 +331,6 @@ int sw_engine__setup(sw_engine *e, const sw_engine_opts *o)
     if (!e->search &&
         (error = sw_search_new(&e->search, e->spec, e->sweep.seed)) != SW_OK)
         return error;
-    one_blas_thread();
     own_consumers(e);
     if ((error = use_clock(e, o)) != SW_OK)
         return error;

@@ -36,7 +36,8 @@
     "id, sweep_id, idx, cell, params, argv, state, reason, exit_code,"         \
     " signal, attempts, created_at, started_at, ended_at, job,"                \
     " stdout_offset, value, git_commit, git_dirty, git, lost, gpus,"           \
-    " queued_seconds, pending_reason, member, parent, parent_iter"
+    " queued_seconds, pending_reason, member, parent, parent_iter,"            \
+    " json_valid(params)"
 
 /* put_run and update_run share ?1..?14 and ?21..?24 (the id and the
  * mutable fields), so one function binds both; ?15..?20 and ?25..?27
@@ -94,6 +95,10 @@ static const char *const stmt_sql[Q_COUNT] = {
                        " max(rowid) OVER w AS last FROM metrics"
                        " WHERE run_id = ?1 WINDOW w AS (PARTITION BY name))"
                        " WHERE at = last ORDER BY first",
+    /* a run's labels (store_edit.c): `sweep ls` reads them for each run */
+    [Q_TAGS] = "SELECT tag FROM tags WHERE run_id = ?1"
+               " ORDER BY created_at, rowid",
+    [Q_NOTE] = "SELECT text FROM notes WHERE run_id = ?1",
 };
 
 /* Frees the strings of `r` and zeroes it; accepts NULL and zeroed structs. */
@@ -290,10 +295,13 @@ static void create_private(const char *path)
         close(fd);
 }
 
+/* A reader's connection is NOMUTEX: a read-only store is one thread's at
+ * a time (its statements are shared state), so SQLite's mutex around each
+ * call buys nothing there. The writer keeps it. */
 static int open_db(sw_store *st)
 {
     int flags = st->writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                           : SQLITE_OPEN_READONLY;
+                           : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
     if (st->writer)
         create_private(st->path);
@@ -869,6 +877,65 @@ static int collect_runs(sw_store *st, sqlite3_stmt *s, const char *sweep_id,
         free(recs);
         recs = NULL;
     }
+    *out = recs;
+    *n = len;
+    return error;
+}
+
+/* What a listing shows of a run (sw_store_list_shown). */
+#define SHOWN_COLS                                                             \
+    "id, params, state, exit_code, attempts, started_at, ended_at, value,"     \
+    " pending_reason, member, parent, parent_iter"
+
+static int read_shown(sqlite3_stmt *s, sw_run_rec *r)
+{
+    r->id = sw_store__col_str(s, 0);
+    r->params = sw_store__col_str(s, 1);
+    r->has_exit = sqlite3_column_type(s, 3) != SQLITE_NULL;
+    r->exit_code = sqlite3_column_int(s, 3);
+    r->attempts = sqlite3_column_int64(s, 4);
+    r->started_at = col_time(s, 5);
+    r->ended_at = col_time(s, 6);
+    r->has_value = sqlite3_column_type(s, 7) != SQLITE_NULL;
+    r->value = sqlite3_column_double(s, 7);
+    r->pending_reason = sw_store__col_str(s, 8);
+    r->has_member = sqlite3_column_type(s, 9) != SQLITE_NULL;
+    r->member = sqlite3_column_int64(s, 9);
+    r->parent = sw_store__col_str(s, 10);
+    r->parent_iter = sqlite3_column_int64(s, 11);
+    return sw_run_state_parse(&r->state,
+                              (const char *)sqlite3_column_text(s, 2));
+}
+
+/* The runs of a sweep by idx, with only what a listing shows: one
+ * statement prepared for the call, twelve columns copied instead of
+ * twenty-seven. */
+int sw_store_list_shown(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                        size_t *n)
+{
+    static const char sql[] = "SELECT " SHOWN_COLS " FROM runs"
+                              " WHERE sweep_id = ?1 ORDER BY idx";
+    sqlite3_stmt *s = NULL;
+    sw_run_rec *recs = NULL;
+    size_t len = 0, cap = 0;
+    int error = SW_OK, rc = SQLITE_ERROR;
+
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK &&
+        sw_store__bind_str(s, 1, sweep_id) == SQLITE_OK)
+        while (error == SW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            sw_grow(&recs, &cap, len + 1, sizeof(*recs));
+            memset(&recs[len], 0, sizeof(*recs));
+            error = read_shown(s, &recs[len++]);
+        }
+    if (error == SW_OK && rc != SQLITE_DONE)
+        error = sw_store__fail(st, "list runs of '%s'", sweep_id);
+    if (error < 0) {
+        while (len > 0)
+            sw_run_rec_dispose(&recs[--len]);
+        free(recs);
+        recs = NULL;
+    }
+    sqlite3_finalize(s);
     *out = recs;
     *n = len;
     return error;

@@ -150,6 +150,10 @@ int sw_store_tag_run(sw_store *st, const char *run_id, char *const *tags,
 int sw_store_note_run(sw_store *st, const char *run_id, const char *text);
 /* The labels of run `run_id` into *out (the caller disposes). */
 int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out);
+/* The ids of the sweep's runs that have a tag or a note, by idx, into
+ * *out (n of them); the caller frees each and *out. */
+int sw_store_labeled_runs(sw_store *st, const char *sweep_id, char ***out,
+                          size_t *n);
 
 /* Records the run_cap `sweep resume --run-cap` gave sweep `id`. */
 int sw_store_set_run_cap(sw_store *st, const char *id, int64_t run_cap);
@@ -165,6 +169,11 @@ int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */
 int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
                        size_t *n);
+/* The same with only the fields `sweep ls` shows set (id, params, state,
+ * exit, attempts, times, value, pending_reason, lineage); the others are
+ * zero or NULL. */
+int sw_store_list_shown(sw_store *st, const char *sweep_id, sw_run_rec **out,
+                        size_t *n);
 /* The `limit` best finished or stopped runs of a sweep that have a value:
  * finished ones first, then stopped ones, each by value (highest first
  * when `maximize`), ties by idx; the caller disposes each and frees

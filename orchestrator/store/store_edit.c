@@ -122,18 +122,12 @@ int sw_store_note_run(sw_store *st, const char *run_id, const char *text)
 /* Reads the run's tags, oldest first, into a NULL-terminated list. */
 static int read_tags(sw_store *st, const char *run_id, char ***out, size_t *n)
 {
-    sqlite3_stmt *s = NULL;
+    sqlite3_stmt *s = st->stmt[Q_TAGS];
     size_t cap = 0;
-    int error = sw_store__prepare(st,
-                                  "SELECT tag FROM tags WHERE run_id = ?1"
-                                  " ORDER BY created_at, rowid",
-                                  &s, "read tags"),
-        rc;
+    int error = SW_OK, rc;
 
     *out = NULL;
     *n = 0;
-    if (error)
-        return error;
     rc = sw_store__bind_str(s, 1, run_id) == SQLITE_OK ? sqlite3_step(s)
                                                        : SQLITE_ERROR;
     for (; rc == SQLITE_ROW; rc = sqlite3_step(s)) {
@@ -143,28 +137,26 @@ static int read_tags(sw_store *st, const char *run_id, char ***out, size_t *n)
     }
     if (rc != SQLITE_DONE)
         error = sw_store__fail(st, "read tags of run '%s'", run_id);
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
     return error;
 }
 
 /* Reads the run's note into *out (NULL: none). */
 static int read_note(sw_store *st, const char *run_id, char **out)
 {
-    sqlite3_stmt *s = NULL;
-    int error = sw_store__prepare(
-            st, "SELECT text FROM notes WHERE run_id = ?1", &s, "read note"),
-        rc;
+    sqlite3_stmt *s = st->stmt[Q_NOTE];
+    int error = SW_OK, rc;
 
     *out = NULL;
-    if (error)
-        return error;
     rc = sw_store__bind_str(s, 1, run_id) == SQLITE_OK ? sqlite3_step(s)
                                                        : SQLITE_ERROR;
     if (rc == SQLITE_ROW)
         *out = sw_store__col_str(s, 0);
     else if (rc != SQLITE_DONE)
         error = sw_store__fail(st, "read note of run '%s'", run_id);
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
     return error;
 }
 
@@ -177,6 +169,41 @@ int sw_store_run_labels(sw_store *st, const char *run_id, sw_labels *out)
         error = read_note(st, run_id, &out->note);
     if (error)
         sw_labels_dispose(out);
+    return error;
+}
+
+/* The runs of the sweep with a tag or a note, by idx: one statement, so
+ * a listing reads the labels of those runs alone. It starts from the
+ * labels (few) and looks each run up, never walking the sweep's runs. */
+int sw_store_labeled_runs(sw_store *st, const char *sweep_id, char ***out,
+                          size_t *n)
+{
+    static const char sql[] =
+        "SELECT r.id FROM (SELECT run_id FROM tags UNION SELECT run_id"
+        " FROM notes) AS l CROSS JOIN runs r ON r.id = l.run_id"
+        " WHERE r.sweep_id = ?1 ORDER BY r.idx";
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    int error = sw_store__prepare(st, sql, &s, "labeled runs"), rc;
+
+    *out = NULL;
+    *n = 0;
+    if (error)
+        return error;
+    rc = sw_store__bind_str(s, 1, sweep_id) == SQLITE_OK ? sqlite3_step(s)
+                                                         : SQLITE_ERROR;
+    for (; rc == SQLITE_ROW; rc = sqlite3_step(s)) {
+        sw_grow(out, &cap, *n + 1, sizeof(char *));
+        (*out)[(*n)++] = sw_store__col_str(s, 0);
+    }
+    if (rc != SQLITE_DONE) {
+        error = sw_store__fail(st, "labeled runs of '%s'", sweep_id);
+        while (*n > 0)
+            free((*out)[--*n]);
+        free(*out);
+        *out = NULL;
+    }
+    sqlite3_finalize(s);
     return error;
 }
 

@@ -39,6 +39,8 @@ enum {
     Q_PUT_METRIC_ONCE,
     Q_COUNT_RUNS,
     Q_LAST_METRICS,
+    Q_TAGS,
+    Q_NOTE,
     Q_COUNT
 };
 

@@ -140,7 +140,8 @@ static int query_open(sw_store *st)
 
     if (st->qdb)
         return SW_OK;
-    if (sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READONLY, NULL) ||
+    if (sqlite3_open_v2(st->path, &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ||
         sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL) ||
         sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) ||
         sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) ||

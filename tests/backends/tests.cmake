@@ -1,5 +1,5 @@
 sw_test(backends local sw_backends)
-sw_test(backends git sw_backends)
+sw_test(backends git sw_git_core sw_backends)
 # The fake NVML that discovery is tested against, in full and without
 # the functions an older driver lacks.
 add_library(fake_nvml SHARED backends/fake_nvml.c)

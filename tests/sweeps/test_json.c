@@ -80,6 +80,43 @@ static void test_deep_nesting_is_refused(void **state)
     assert_null(v);
 }
 
+/* sw_json_valid() agrees with the parser, without building anything. */
+static void test_valid_says_what_the_parser_says(void **state)
+{
+    static const char *const good[] = {
+        "{}",
+        "[]",
+        "0",
+        "-1.5e+3",
+        "\"a\\u00e9\\n\"",
+        " true ",
+        "null",
+        "{\"lr\": 0.001, \"n\": [1, 2, {\"x\": false}], \"s\": \"\\\"\"}"};
+    static const char *const bad[] = {
+        "",        "{",         "{\"a\": }", "[1, 2",  "{} {}",   "NaN",
+        "01",      "1.",        "-",         ".5",     "[1,]",    "{\"a\" 1}",
+        "\"\\x\"", "\"\\u12\"", "tru",       "{1: 2}", "\"a\tb\""};
+    char deep[200];
+    sw_value *v = NULL;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        assert_true(sw_json_valid(good[i], strlen(good[i])));
+        assert_int_equal(sw_json_parse(&v, good[i], strlen(good[i])), SW_OK);
+        sw_value_free(v);
+        v = NULL;
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(sw_json_valid(bad[i], strlen(bad[i])));
+    for (i = 0; i < 100; i++) {
+        deep[i] = '[';
+        deep[199 - i] = ']';
+    }
+    assert_false(sw_json_valid(deep, sizeof(deep)));
+    assert_true(sw_json_valid(deep + 40, sizeof(deep) - 80)); /* 60 deep */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -87,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_through_the_writer),
         cmocka_unit_test(test_bad_text_is_refused),
         cmocka_unit_test(test_deep_nesting_is_refused),
+        cmocka_unit_test(test_valid_says_what_the_parser_says),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
