@@ -9,7 +9,11 @@ retrying with no pause at all starved the resumed sweep of the CPU on a
 2-core machine until their deadline). Every status other than 200 (and 503, which says
 retry) is appended to the file named by its `ledger` parameter with its
 run id, and the trial exits 3. Once it has seen the server go away and
-come back, and 20 posts after that were answered 200, it exits 0.
+come back, and 20 posts after that were answered 200, it exits 0. The
+test also writes the file named by its `killed` parameter once the old
+`sweep` is dead and before it resumes: a resumed `sweep` that listens
+within a few milliseconds can come back while a trial sleeps between
+posts, and that trial, seeing no outage, would post until its deadline.
 """
 import json
 import os
@@ -27,6 +31,8 @@ def main():
     step, outage, after = 0, False, 0
     deadline = time.time() + 120
     while time.time() < deadline:
+        if not outage and os.path.exists(params["killed"]):
+            outage = True
         url = open(os.environ["SWEEP_METRICS_URL_FILE"]).read().strip()
         body = json.dumps({"step": step, "loss": step}).encode()
         req = urllib.request.Request(

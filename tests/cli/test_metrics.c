@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -260,19 +261,22 @@ static void wait_reporting(const sw_h *h, long n)
 static void test_resume_knows_adopted_tokens_at_once(void **state)
 {
     const char *resume[] = {"resume", "--quiet", NULL};
-    char *file, *ledger, *text, *trial;
+    char *file, *ledger, *killed, *text, *trial;
     sw_h h;
     pid_t pid;
+    int fd;
 
     (void)state;
     sw_h_init(&h);
     ledger = sw_aprintf("%s/ledger", h.dir);
+    killed = sw_aprintf("%s/killed", h.dir);
     trial = sw_aprintf("%s/cli/storm_trial.py", getenv("SW_TEST_DATA"));
     text = sw_aprintf("method: grid\nparallel: 6\n"
                       "command: [/usr/bin/python3, %s]\n"
                       "parameters:\n  x: {values: [1, 2, 3, 4, 5, 6]}\n"
-                      "  ledger: {value: '%s'}\n",
-                      trial, ledger);
+                      "  ledger: {value: '%s'}\n"
+                      "  killed: {value: '%s'}\n",
+                      trial, ledger, killed);
     file = sw_h_file(&h, "sweep.yaml", text);
     const char *run[] = {"run", file, "--quiet", NULL};
     pid = sw_h_start(&h, run);
@@ -280,6 +284,9 @@ static void test_resume_knows_adopted_tokens_at_once(void **state)
     wait_reporting(&h, 6);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    fd = open(killed, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    close(fd);
     assert_int_equal(sw_h_run(&h, resume, NULL), 0);
     if (access(ledger, F_OK) == 0) {
         char *refused = sw_test_slurp(ledger, NULL);
@@ -292,6 +299,7 @@ static void test_resume_knows_adopted_tokens_at_once(void **state)
     free(text);
     free(file);
     free(ledger);
+    free(killed);
     sw_h_dispose(&h);
 }
 
