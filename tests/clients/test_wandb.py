@@ -423,7 +423,11 @@ class ThroughSweep(unittest.TestCase):
         self.assertLessEqual(len(pids), 2)
 
     def test_a_stopping_rule_stops_a_run_through_wandb_log(self):
-        p = self.start("early_terminate: {type: asha, min_iter: 2, eta: 2}\n",
+        # rungs at 2, 4 and 8 of 40 epochs: a stop decided at the last
+        # rung still leaves 32 epochs (0.64 s) for it to reach the trial
+        # on a loaded machine; without max_iter the last rung was 32
+        p = self.start("early_terminate: {type: asha, min_iter: 2, eta: 2,"
+                       " max_iter: 16}\n",
                        epochs=40, pause=0.02)
         self.assertEqual(p.returncode, 0, p.stderr)
         runs = self.query("SELECT id, state FROM runs ORDER BY idx")
