@@ -274,6 +274,93 @@ static int shortest_digits(double f, char digits[32])
     return exp10;
 }
 
+void sw_int_write(sw_buf *out, long long i)
+{
+    char d[24];
+    unsigned long long u =
+        i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
+    int n = (int)sizeof(d);
+
+    do
+        d[--n] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (i < 0)
+        d[--n] = '-';
+    sw_buf_put(out, d + n, sizeof(d) - (size_t)n);
+}
+
+/* "%.6g" of a finite f with 1e-4 <= |f| < 1e6, into `out`: its six
+ * significant digits m (100000..999999) from f scaled by a power of ten,
+ * which is exact to within 1e-9 of a unit of m, so the rounding is
+ * printf's unless the scaled value lies within 1e-7 of a half; then, or
+ * when the rounding carries f to 1e6 (printf's exponent form), false. */
+static bool g6_fast(double f, char out[32])
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
+                                 1e6, 1e7, 1e8, 1e9, 1e10};
+    double a = fabs(f), scaled, whole, frac;
+    int e = (int)floor(log10(a)), k, i, n = 0, len;
+    long m;
+    char d[6];
+
+    for (i = 0; i < 2; i++) { /* log10 may be one off near a power of 10 */
+        k = 5 - e;
+        if (k < 0 || k > 10)
+            return false;
+        scaled = a * p10[k];
+        if (scaled < 100000)
+            e--;
+        else if (scaled >= 1000000)
+            e++;
+        else
+            break;
+    }
+    if (i == 2)
+        return false;
+    whole = floor(scaled);
+    frac = scaled - whole;
+    if (fabs(frac - 0.5) < 1e-7)
+        return false;
+    m = (long)whole + (frac > 0.5);
+    if (m > 999999) /* rounded up to the next power of ten */
+        m /= 10, e++;
+    if (e < -4 || e > 5)
+        return false;
+    for (i = 5; i >= 0; i--, m /= 10)
+        d[i] = (char)('0' + m % 10);
+    for (len = 6; len > 1 && d[len - 1] == '0' && len > e + 1; len--)
+        ;
+    if (signbit(f))
+        out[n++] = '-';
+    if (e < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (i = -1; i > e; i--)
+            out[n++] = '0';
+        for (i = 0; i < len; i++)
+            out[n++] = d[i];
+    } else {
+        for (i = 0; i <= e; i++)
+            out[n++] = d[i];
+        if (len > e + 1)
+            out[n++] = '.';
+        for (; i < len; i++)
+            out[n++] = d[i];
+    }
+    out[n] = '\0';
+    return true;
+}
+
+void sw_float_write_g6(sw_buf *out, double f)
+{
+    char s[32];
+
+    if (isfinite(f) && fabs(f) >= 1e-4 && fabs(f) < 1e6 && g6_fast(f, s))
+        sw_buf_puts(out, s);
+    else
+        sw_buf_printf(out, "%.6g", f);
+}
+
 void sw_float_write_py(sw_buf *out, double f)
 {
     char d[32];
@@ -368,7 +455,7 @@ static void write_py(sw_buf *out, const sw_value *v, bool repr)
         sw_buf_puts(out, v->u.b ? "True" : "False");
         break;
     case SW_INT:
-        sw_buf_printf(out, "%lld", (long long)v->u.i);
+        sw_int_write(out, (long long)v->u.i);
         break;
     case SW_FLOAT:
         sw_float_write_py(out, v->u.f);

@@ -92,6 +92,11 @@ void sw_value_write_json(sw_buf *out, const sw_value *v, bool sorted);
 void sw_float_write_py(sw_buf *out, double f);
 /* Appends the shortest round-trip form of `f` as JSON wants it. */
 void sw_float_write_json(sw_buf *out, double f);
+/* Appends `f` as printf's "%.6g" writes it, byte for byte, without
+ * printf for the common magnitudes (1e-4 to 1e6). */
+void sw_float_write_g6(sw_buf *out, double f);
+/* Appends `i` in decimal, as printf's "%lld". */
+void sw_int_write(sw_buf *out, long long i);
 /* Writes `s` as a JSON string, quoted and escaped. */
 void sw_json_write_string(sw_buf *out, const char *s);
 

@@ -70,7 +70,7 @@ static void cell_put(sw_buf *b, const sw_value *v, bool human, bool exact)
              fabs(v->u.f) < 1e15)
         fixed(b, v->u.f); /* a time or a count: every digit shown */
     else if (human && !exact && v->type == SW_FLOAT)
-        sw_buf_printf(b, "%.6g", v->u.f);
+        sw_float_write_g6(b, v->u.f);
     else if (v->type == SW_STR)
         sw_buf_puts(b, v->u.s);
     else if (v->type == SW_LIST || v->type == SW_MAP)

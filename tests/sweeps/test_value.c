@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "sweeps/value.h"
@@ -104,6 +106,59 @@ static void test_equal_is_typed(void **state)
     sw_value_free(c);
 }
 
+static void expect_g6(double f)
+{
+    sw_buf b = SW_BUF_INIT;
+    char want[64];
+
+    snprintf(want, sizeof(want), "%.6g", f);
+    sw_float_write_g6(&b, f);
+    if (strcmp(sw_buf_cstr(&b), want) != 0)
+        fail_msg("%.17g: \"%s\", printf \"%s\"", f, sw_buf_cstr(&b), want);
+    sw_buf_dispose(&b);
+}
+
+/* sw_float_write_g6 writes what printf's "%.6g" does, byte for byte: at
+ * the edges of its fast path, on halves at the sixth digit (decimal and
+ * binary), and on two million values spread over 24 orders of magnitude,
+ * either sign, and on round decimals of 1 to 8 digits. */
+static void test_g6_is_printf_s(void **state)
+{
+    static const double edges[] = {
+        1e-4,     9.99999e-5, 9.999995e-5, 0.0001000005,
+        1e6,      999999.5,   999999.4,    999999.49999999,
+        99999.95, 9999995,    0.1234565,   1.234565,
+        12.5,     0.5,        2.5,         1234565,
+        123456.5, 100000,     1,           10,
+        0,        -0.0,       1e-300,      1e300,
+        INFINITY, -INFINITY,  NAN,         5e-324,
+        0.3,      1.0 / 3};
+    unsigned long long x = 88172645463325252ULL;
+    size_t i;
+    int k;
+
+    (void)state;
+    for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        expect_g6(edges[i]);
+        expect_g6(-edges[i]);
+        expect_g6(nextafter(edges[i], 0));
+        expect_g6(nextafter(edges[i], INFINITY));
+    }
+    for (i = 0; i < 2000000; i++) {
+        double u;
+
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        u = (double)(x >> 11) / 9007199254740992.0;
+        expect_g6((x & 1 ? -1 : 1) * pow(10, u * 24 - 12));
+    }
+    for (k = 1; k <= 8; k++)
+        for (i = 0; i < 20000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            expect_g6((double)(x % 100000000) / pow(10, k));
+            expect_g6((double)(x % 10000000) + 0.5);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_containers_render_as_python),
         cmocka_unit_test(test_json_canonical_sorts_keys),
         cmocka_unit_test(test_equal_is_typed),
+        cmocka_unit_test(test_g6_is_printf_s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
