@@ -41,6 +41,7 @@ struct sw_promoter {
     size_t brackets;                     /* 1: plain ASHA */
     uint64_t seed;                       /* of the brackets' draws */
     double share[SW_PROMOTER_MAX_RUNGS]; /* cumulative, of new runs */
+    bool predicted;                      /* values are predictions */
 };
 
 int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
@@ -81,6 +82,11 @@ int sw_promoter_new(sw_promoter **out, int64_t min_iter, double eta,
  * eta^(L-b) / (L-b+1) times as many configurations as the one that
  * starts at the last rung, so that every bracket spends about the same;
  * a new run draws its bracket with those weights. */
+void sw_promoter_set_predicted(sw_promoter *p, bool predicted)
+{
+    p->predicted = predicted;
+}
+
 int sw_promoter_set_brackets(sw_promoter *p, size_t brackets, uint64_t seed)
 {
     size_t b, last = p->n - 1;
@@ -291,10 +297,11 @@ void sw_promoter_explain(const sw_promoter *p, int64_t run, sw_buf *out)
         pos += &r->e[i] <= e;
         len++;
     }
-    sw_buf_printf(out, "rung %zu (iteration %lld): value %g, %zu%s of %zu", k,
-                  (long long)r->iter,
-                  isfinite(e->value) ? p->sign * e->value : NAN, pos,
-                  ordinal(pos), len);
+    sw_buf_printf(
+        out, "rung %zu (iteration %lld): %s %g, %zu%s of %zu", k,
+        (long long)r->iter,
+        p->predicted && k + 1 < p->n ? "predicted final value" : "value",
+        isfinite(e->value) ? p->sign * e->value : NAN, pos, ordinal(pos), len);
     if (k + 1 == p->n)
         sw_buf_puts(out, ", the last rung: done");
     else if (p->brackets > 1)

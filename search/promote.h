@@ -50,6 +50,10 @@ void sw_promoter_free(sw_promoter *p);
  * it before any record. */
 int sw_promoter_set_brackets(sw_promoter *p, size_t brackets, uint64_t seed);
 
+/* Whether the values recorded below the last rung are predictions of
+ * the run's final value (extrapolated curves): explain() says so. */
+void sw_promoter_set_predicted(sw_promoter *p, bool predicted);
+
 /* The bracket of `run`: the rung it starts at (0 with one bracket). */
 size_t sw_promoter_bracket(const sw_promoter *p, int64_t run);
 

@@ -572,6 +572,7 @@ static const struct {
     {"grace", HB | ASHA | MEDIAN},
     {"promote", ASHA},
     {"brackets", ASHA},
+    {"extrapolate", ASHA},
 };
 
 #define N_ET_KEYS (sizeof(et_keys) / sizeof(*et_keys))
@@ -655,6 +656,9 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
             et->promote = v->u.b;
     } else if (strcmp(key, "brackets") == 0) {
         et_count(c, v, path, 1, &et->brackets);
+    } else if (strcmp(key, "extrapolate") == 0) {
+        if (sw_spec__want(c, v, path, SW_BOOL))
+            et->extrapolate = v->u.b;
     } else if (strcmp(key, "grace") == 0) {
         if (sw_spec__want_number(c, v, path, &et->grace) && et->grace < 0)
             sw_spec__err(c, v, path, "must be a number of seconds, at least 0");
@@ -747,6 +751,11 @@ static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
                      "early_terminate.max_iter",
                      "must be greater than min_iter (%lld), the first rung",
                      (long long)et->min_iter);
+    else if (rule == SW_STOP_ASHA && et->extrapolate && !et->promote)
+        sw_spec__err(c, sw_value_map_get(v, "extrapolate"),
+                     "early_terminate.extrapolate",
+                     "extrapolate needs promote: true (it ranks the runs "
+                     "paused at a rung)");
     else if (rule == SW_STOP_ASHA)
         et_check_brackets(c, sw_value_map_get(v, "brackets"));
 }

@@ -105,6 +105,9 @@ typedef struct {
                                    (promote.h); needs max_iter */
     int64_t brackets;           /* asha with promote: Hyperband's
                                    brackets; default 1 */
+    bool extrapolate;           /* asha with promote: rank a rung's runs
+                                   by their curves' value at max_iter
+                                   (search/extrapolate.h); default off */
     double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
 

@@ -22,15 +22,56 @@
 #include <string.h>
 
 #include "orchestrator/engine/engine_internal.h"
+#include "search/extrapolate.h"
 #include "search/promote.h"
+
+/* ---- a run's curve --------------------------------------------------- */
+
+/* The metric's values of one run so far, at their iterations (the step,
+ * or the count of values when a report has none), for extrapolation. */
+typedef struct {
+    double *t, *y;
+    size_t n, cap;
+} curve;
+
+static void curve_push(curve *c, int64_t iter, double value)
+{
+    size_t cap = c->cap;
+
+    sw_grow(&c->t, &cap, c->n + 1, sizeof(double));
+    sw_grow(&c->y, &c->cap, c->n + 1, sizeof(double));
+    c->t[c->n] = (double)iter;
+    c->y[c->n++] = value;
+}
+
+static void curve_dispose(curve *c)
+{
+    free(c->t);
+    free(c->y);
+}
+
+/* What run ranks by at rung k: its value there, or with extrapolate
+ * (below the last rung, where the value is the end) its curve's value at
+ * max_iter. The same points give the same rank live and on resume. */
+static double rank_value(const sw_engine *e, const curve *c, size_t k,
+                         double value)
+{
+    const sw_early_terminate *et = &e->spec->early_terminate;
+
+    if (!et->extrapolate || k + 1 >= sw_promoter_rungs(e->promoter) || !c->n)
+        return value;
+    return sw_extrapolate(c->t, c->y, c->n, (double)et->max_iter,
+                          e->spec->metric.goal != SW_GOAL_MAXIMIZE);
+}
 
 /* ---- rebuilding it from the store ----------------------------------- */
 
 typedef struct {
-    const char *metric;
+    const sw_engine *e;
     sw_promoter *p;
     int64_t idx, values, iter;
     size_t next; /* the first rung not reached yet */
+    curve seen;
 } replay_ctx;
 
 static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
@@ -39,13 +80,17 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
     replay_ctx *c = ctx;
 
     (void)time;
-    if (strcmp(name, c->metric) != 0 || !has_value)
+    if (strcmp(name, c->e->spec->metric.name) != 0 || !has_value)
         return 0;
     c->values++;
     c->iter = step >= 0 ? step : c->values;
+    curve_push(&c->seen, c->iter, value);
     while (c->next < sw_promoter_rungs(c->p) &&
-           c->iter >= sw_promoter_rung_iter(c->p, c->next))
-        sw_promoter_record(c->p, c->idx, c->next++, value);
+           c->iter >= sw_promoter_rung_iter(c->p, c->next)) {
+        sw_promoter_record(c->p, c->idx, c->next,
+                           rank_value(c->e, &c->seen, c->next, value));
+        c->next++;
+    }
     return 0;
 }
 
@@ -53,10 +98,11 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
  * the highest, and out of that one too unless it waits there. */
 static int replay_run(sw_engine *e, const sw_run_rec *r)
 {
-    replay_ctx c = {e->spec->metric.name, e->promoter, r->idx, 0, 0, 0};
+    replay_ctx c = {e, e->promoter, r->idx, 0, 0, 0, {NULL, NULL, 0, 0}};
     size_t k;
     int error = sw_store_metric_rows(e->st, r->id, replay_row, &c);
 
+    curve_dispose(&c.seen);
     if (error || c.next == 0)
         return error;
     for (k = 0; k + 1 < c.next; k++)
@@ -93,6 +139,8 @@ int sw_engine__make_promoter(sw_engine *e)
     if (!error)
         error = sw_promoter_set_brackets(e->promoter, (size_t)et->brackets,
                                          e->sweep.seed);
+    if (!error)
+        sw_promoter_set_predicted(e->promoter, et->extrapolate);
     if (!error && e->resuming)
         error = rebuild(e);
     return error;
@@ -105,6 +153,43 @@ int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s)
     if (e->pbt)
         return sw_engine__pbt_target(e);
     return e->promoter ? sw_promoter_target(e->promoter, s->rec.idx) : 0;
+}
+
+typedef struct {
+    const char *metric;
+    int64_t values;
+    curve *seen;
+} rows_ctx;
+
+static int curve_row(void *ctx, int64_t step, const char *name, bool has_value,
+                     double value, double time)
+{
+    rows_ctx *c = ctx;
+
+    (void)time;
+    if (strcmp(name, c->metric) != 0 || !has_value)
+        return 0;
+    c->values++;
+    curve_push(c->seen, step >= 0 ? step : c->values, value);
+    return 0;
+}
+
+/* rank_value() of the run in slot s, reaching rung k with `value`: its
+ * curve read from the store, which holds this value already (a store
+ * that cannot be read ranks by the value). */
+static double rank_now(const sw_engine *e, const sw_slot *s, size_t k,
+                       double value)
+{
+    curve seen = {NULL, NULL, 0, 0};
+    rows_ctx c = {e->spec->metric.name, 0, &seen};
+    double v = value;
+
+    if (e->spec->early_terminate.extrapolate &&
+        k + 1 < sw_promoter_rungs(e->promoter) &&
+        sw_store_metric_rows(e->st, s->rec.id, curve_row, &c) == SW_OK)
+        v = rank_value(e, &seen, k, value);
+    curve_dispose(&seen);
+    return v;
 }
 
 void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
@@ -123,7 +208,8 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
     k = sw_promoter_rung_of(e->promoter, s->target);
     if (k < 0)
         return;
-    sw_promoter_record(e->promoter, s->rec.idx, (size_t)k, value);
+    sw_promoter_record(e->promoter, s->rec.idx, (size_t)k,
+                       rank_now(e, s, (size_t)k, value));
     sw_engine__fidelity_rung(e, &s->rec, /* the search learns it too */
                              sw_promoter_rung_iter(e->promoter, (size_t)k),
                              value);

@@ -82,7 +82,8 @@
 # CAP_RECORDED (216), TARGET_SYNTHETIC (0.405), TARGET_RECORDED (0.075),
 # MD=FILE (append each side's figures as a row for scenarios_doc.py),
 # BRACKETS (1: Hyperband's brackets of the sweep and capped sides'
-# promotion ASHA, early_terminate.brackets), METHOD (bayes: of those),
+# promotion ASHA, early_terminate.brackets), EXTRAPOLATE (false: their
+# early_terminate.extrapolate), METHOD (bayes: of those),
 # KEEP=1 (keep the sweeps' homes), SVG=FILE (`sweep report --plot` of
 # the synthetic sweep side).
 # The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
@@ -189,7 +190,8 @@ side_lines() {
       # checkpoint when promoted), memory-aware packing, retries resumed
       # from checkpoints
       printf 'method: %s\nresources: {gpu_memory: 20GiB}\nretries: 2\n' "${METHOD:-bayes}"
-      printf 'early_terminate: {type: asha, promote: true, min_iter: 3, eta: 3, max_iter: %s, brackets: %s}\n' "$2" "${BRACKETS:-1}" ;;
+      printf 'early_terminate: {type: asha, promote: true, min_iter: 3, eta: 3, max_iter: %s, brackets: %s, extrapolate: %s}\n' \
+        "$2" "${BRACKETS:-1}" "${EXTRAPOLATE:-false}" ;;
   esac
 }
 # FAMILY SIDE LIMIT -> a sweep file (LIMIT: a run_cap: or budget: line)
