@@ -261,15 +261,20 @@ static uint64_t random_u64(void)
 
 /* Lets OpenBLAS's own threads go: the search runs on the loop's worker
  * pool, and a GP fit that spins a thread per core competes with itself
- * and with the trials. Looked up at run time, so that other BLAS builds
+ * and with the trials. Only when it is not at one thread already (sweep's
+ * main sets it so as it starts): setting it again starts its threads,
+ * which spin for 0.1 s. Looked up at run time, so that other BLAS builds
  * work; nothing reaches the trials' environment. */
 static void one_blas_thread(void)
 {
     void (*set)(int) = NULL;
+    int (*get)(void) = NULL;
     void *sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
 
     memcpy(&set, &sym, sizeof(set));
-    if (set)
+    sym = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    memcpy(&get, &sym, sizeof(get));
+    if (set && (!get || get() != 1))
         set(1);
 }
 
