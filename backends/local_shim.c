@@ -3,10 +3,16 @@
  * attempt, so that a trial's end is recorded even when its supervisor is
  * gone.
  *
- * The supervisor (local_supervisor.c) forks the shim, which leads the
- * trial's process group and holds the lock on the attempt's pid file
- * (inherited). It waits at the gate; once the gate opens (the pid file is
- * in place) it forks the trial, which execs the program. The shim is a
+ * The shim is a small program of its own, linked statically from this
+ * file, local_logs.c and local_common.c, which the supervisor
+ * (local_supervisor.c) carries in memory and starts with posix_spawn:
+ * no copy of the supervisor's pages per trial, and little for the
+ * loader to do. Its command line and descriptors are described in
+ * local_internal.h (SW_LOCAL_SHIM_ARGS); its environment is the trial's.
+ * It leads the trial's process group and holds the lock on the attempt's
+ * pid file (inherited). It waits at the gate; once the gate opens (the
+ * pid file is in place) it starts the trial, which execs the program. The
+ * shim is a
  * child subreaper, so whatever of the trial loses its parent becomes the
  * shim's child. When the trial ends, the shim kills all its descendants
  * (nothing but the trial's can be: they are its children, or theirs, read
@@ -39,6 +45,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -92,18 +100,15 @@ static pid_t start_trial(const sw_local__spawn *sp, const int w[2])
         posix_spawnattr_setsigmask(&at, &none);
         posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
                                           POSIX_SPAWN_SETSIGMASK);
-        char **own = environ;
-
-        environ = sp->envp; /* posix_spawnp searches the trial's PATH */
         if (w[0] >= 0 && posix_spawn_file_actions_init(&fa) == 0) {
             fap = &fa; /* the pipes to the logs become its 1 and 2 */
             posix_spawn_file_actions_adddup2(fap, w[0], 1);
             posix_spawn_file_actions_adddup2(fap, w[1], 2);
         }
-        e = posix_spawnp(&t, sp->argv[0], fap, &at, sp->argv, sp->envp);
+        /* the shim's environment is the trial's: its PATH is searched */
+        e = posix_spawnp(&t, sp->argv[0], fap, &at, sp->argv, environ);
         if (fap)
             posix_spawn_file_actions_destroy(fap);
-        environ = own; /* the fault points read the shim's */
         posix_spawnattr_destroy(&at);
     }
     if (e == 0)
@@ -270,8 +275,9 @@ static bool pass_gate(int gate)
     return false;
 }
 
-/* Its own group, default signals, the logs, no descriptor of the
- * supervisor's but those it is given. */
+/* Default signals, no descriptor but those it is given, and those
+ * close-on-exec (posix_spawn cleared the flag to pass them): the trial
+ * gets none of them. Its group, 0, 1 and 2 came with posix_spawn. */
 static void set_up(const sw_local__spawn *sp)
 {
     int keep[5] = {sp->gate, sp->report, sp->dirfd, sp->lockfd, sp->done};
@@ -279,17 +285,18 @@ static void set_up(const sw_local__spawn *sp)
     size_t i;
     int sig;
 
-    setpgid(0, 0);
     for (sig = 1; sig < NSIG; sig++)
         signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(sp->in, 0) < 0 || dup2(sp->out, 1) < 0 || dup2(sp->err, 2) < 0)
-        _exit(127);
     sw_local__close_except(keep, 5);
+    for (i = 0; i < 5; i++)
+        if (fcntl(keep[i], F_SETFD, FD_CLOEXEC) < 0)
+            _exit(127);
     for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
         signal(stops[i], SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_NAME, "sweep-shim"); /* not the memfd's number, in ps */
 }
 
 static void on_child(int sig)
@@ -330,7 +337,7 @@ static void log_pipes(const sw_local__spawn *sp, sw_local__logs *lg, int w[2])
     }
 }
 
-_Noreturn void sw_local__shim(const sw_local__spawn *sp)
+static _Noreturn void shim(const sw_local__spawn *sp)
 {
     struct sigaction sa;
     sw_local__logs lg;
@@ -368,4 +375,44 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
     /* first: its supervisor may die at any time */
     record(sp, status, disk_failed(sp, &lg, status));
     mirror(status);
+}
+
+/* A decimal field of the command line into *out, within [lo, hi]. */
+static bool field(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0' && *out >= lo && *out <= hi;
+}
+
+/* The command line of local_internal.h's SW_LOCAL_SHIM_ARGS. Exits 127,
+ * nothing run, when it is not one. */
+int main(int argc, char **argv)
+{
+    /* five descriptors (from 3), the log limit, the supervisor's pid */
+    static const long long lo[7] = {3, 3, 3, 3, 3, 0, 1};
+    static const long long hi[7] = {INT_MAX, INT_MAX,   INT_MAX, INT_MAX,
+                                    INT_MAX, INT64_MAX, INT_MAX};
+    sw_local__spawn sp;
+    long long v[7];
+    int i;
+
+    if (argc <= SW_LOCAL_SHIM_ARGS)
+        _exit(127);
+    for (i = 0; i < 7; i++)
+        if (!field(argv[1 + i], lo[i], hi[i], &v[i]))
+            _exit(127);
+    sp.gate = (int)v[0];
+    sp.report = (int)v[1];
+    sp.dirfd = (int)v[2];
+    sp.lockfd = (int)v[3];
+    sp.done = (int)v[4];
+    sp.log_limit = v[5];
+    sp.supervisor = (pid_t)v[6];
+    sp.cwd = argv[8][0] ? argv[8] : NULL;
+    sw_local__fault_nospace_at(argv[9]);
+    sp.argv = argv + SW_LOCAL_SHIM_ARGS;
+    shim(&sp);
 }
