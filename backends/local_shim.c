@@ -367,8 +367,10 @@ static _Noreturn void shim(const sw_local__spawn *sp)
         close(w[0]);
         close(w[1]);
     }
+    /* should the shim be killed: said before the report closes, which
+     * lets the supervisor answer the launch (and a cancel follow) */
+    tell(sp, SW_LOCAL_SHIM_TRIAL, &t);
     close(sp->report); /* the exec has happened: nothing to report */
-    tell(sp, SW_LOCAL_SHIM_TRIAL, &t); /* should the shim be killed */
     status = wait_trial(&lg, t, &open);
     end_rest();
     sw_local__logs_drain(&lg); /* its writers are all gone */
