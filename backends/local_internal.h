@@ -65,6 +65,32 @@ _Noreturn void sw_local__supervise(int sock, int events);
 extern const unsigned char sw_local__shim_elf[];
 extern const unsigned char sw_local__shim_elf_end[];
 
+/* The shim program's other mode, "sweep-shim --factory FD", started once
+ * per supervisor (local_factory.c): it serves, one at a time on the
+ * stream socket FD, requests to start a shim. A request is a 4-byte
+ * length carrying SW_LOCAL_FACTORY_FDS descriptors (SCM_RIGHTS: the
+ * shim's 0, 1 and 2, then its five of SW_LOCAL_SHIM_ARGS in that order),
+ * then that many bytes: the shim's argc (decimal), its argv (the five
+ * descriptors' numbers in it are replaced by those received), then its
+ * environment, each NUL-terminated. The answer is an int32: the new
+ * shim's pid, or -errno. The shim is cloned with CLONE_PARENT, the
+ * supervisor's child as if spawned by it, for the price of a copy of a
+ * small static program's few pages instead of an exec and glibc's start
+ * (CPU features read with cpuid, which a virtual machine traps). */
+#define SW_LOCAL_FACTORY_FDS 8
+
+/* Starts the factory from the shim program `shimfd` (a memfd): *pid, and
+ * the supervisor's end of its socket, or -1 with errno. */
+int sw_local__factory_start(int shimfd, pid_t *pid);
+
+/* Asks the factory on `sock` for a shim with command line av,
+ * environment envp and descriptors fds: 0 and *pid, the errno it could
+ * not start one with (nothing was started), or -1 when the factory
+ * cannot be used any more (a shim may have been started: its gate is to
+ * be closed). */
+int sw_local__factory_ask(int sock, char *const *av, char *const *envp,
+                          const int fds[SW_LOCAL_FACTORY_FDS], pid_t *pid);
+
 /* What the shim of a trial is given, parsed from its command line. */
 typedef struct {
     char **argv;       /* the trial's; its environment is the shim's */

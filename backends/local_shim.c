@@ -54,8 +54,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -253,7 +256,8 @@ static _Noreturn void mirror(int status)
     sigemptyset(&set);
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    kill(getpid(), sig); /* not raise(): a clone's glibc thread id is not
+                            its own (the factory's, below) */
     _exit(128 + sig);
 }
 
@@ -277,7 +281,7 @@ static bool pass_gate(int gate)
 
 /* Default signals, no descriptor but those it is given, and those
  * close-on-exec (posix_spawn cleared the flag to pass them): the trial
- * gets none of them. Its group, 0, 1 and 2 came with posix_spawn. */
+ * gets none of them. Its own group. */
 static void set_up(const sw_local__spawn *sp)
 {
     int keep[5] = {sp->gate, sp->report, sp->dirfd, sp->lockfd, sp->done};
@@ -285,6 +289,7 @@ static void set_up(const sw_local__spawn *sp)
     size_t i;
     int sig;
 
+    setpgid(0, 0); /* posix_spawn made it so; the factory's clone not */
     for (sig = 1; sig < NSIG; sig++)
         signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
     sigemptyset(&none);
@@ -391,7 +396,7 @@ static bool field(const char *s, long long lo, long long hi, long long *out)
 
 /* The command line of local_internal.h's SW_LOCAL_SHIM_ARGS. Exits 127,
  * nothing run, when it is not one. */
-int main(int argc, char **argv)
+static _Noreturn void shim_main(int argc, char **argv)
 {
     /* five descriptors (from 3), the log limit, the supervisor's pid */
     static const long long lo[7] = {3, 3, 3, 3, 3, 0, 1};
@@ -417,4 +422,134 @@ int main(int argc, char **argv)
     sw_local__fault_nospace_at(argv[9]);
     sp.argv = argv + SW_LOCAL_SHIM_ARGS;
     shim(&sp);
+}
+
+/* ---- the factory (local_internal.h, local_factory.c) ---- */
+
+/* Reads exactly n bytes; -1 on error or end of stream. */
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    ssize_t r;
+
+    while (n > 0) {
+        r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Receives a request's length and its descriptors; -1 at the end of the
+ * stream or when the message is not one (the factory then ends). */
+static int take(int sock, uint32_t *len, int fds[SW_LOCAL_FACTORY_FDS])
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int) * SW_LOCAL_FACTORY_FDS)];
+    } u;
+    struct iovec iov = {len, sizeof(*len)};
+    struct msghdr m;
+    struct cmsghdr *c;
+    ssize_t n;
+
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = u.b;
+    m.msg_controllen = sizeof(u.b);
+    do
+        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    while (n < 0 && errno == EINTR);
+    c = n == (ssize_t)sizeof(*len) ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int) * SW_LOCAL_FACTORY_FDS) ||
+        (m.msg_flags & MSG_CTRUNC) || *len == 0 ||
+        *len > SW_LOCAL_MAX_REQUEST * 2u)
+        return -1;
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * SW_LOCAL_FACTORY_FDS);
+    return 0;
+}
+
+/* The new shim, in the clone: its 0, 1 and 2, its command line and
+ * environment from the request buf[len] (argc, argv, envp), the
+ * descriptors' numbers in argv those it received. */
+static _Noreturn void born(char *buf, size_t len, const int fds[])
+{
+    char *p = buf, *end = buf + len, **av, num[5][16];
+    size_t argc, i, nenv = 0;
+    long long v;
+
+    if (buf[len - 1] != '\0' ||
+        !field(p, SW_LOCAL_SHIM_ARGS + 1, (long long)len, &v))
+        _exit(127);
+    argc = (size_t)v;
+    av = calloc(argc + 1, sizeof(char *));
+    p += strlen(p) + 1;
+    for (i = 0; av && i < argc && p < end; i++, p += strlen(p) + 1)
+        av[i] = p;
+    if (!av || i < argc)
+        _exit(127);
+    for (i = 0; i < 5; i++) {
+        snprintf(num[i], sizeof(num[i]), "%d", fds[3 + i]);
+        av[1 + i] = num[i];
+    }
+    for (char *q = p; q < end; q += strlen(q) + 1)
+        nenv++;
+    if (!(environ = calloc(nenv + 1, sizeof(char *))))
+        _exit(127);
+    for (i = 0; p < end; p += strlen(p) + 1)
+        environ[i++] = p;
+    for (i = 0; i < 3; i++)
+        if (dup2(fds[i], (int)i) < 0)
+            _exit(127);
+    shim_main((int)argc, av);
+}
+
+/* Serves the supervisor on `sock` until it goes: a clone per request, the
+ * supervisor's child (CLONE_PARENT), told back by its pid. */
+static _Noreturn void factory(int sock)
+{
+    int fds[SW_LOCAL_FACTORY_FDS], i;
+    uint32_t len;
+    int32_t answer;
+    char *buf;
+    pid_t pid;
+
+    sw_local__close_except(&sock, 1);
+    for (;;) {
+        if (take(sock, &len, fds) < 0)
+            _exit(0);
+        if (!(buf = malloc(len)) || read_all(sock, buf, len) < 0)
+            _exit(0);
+        /* a raw clone: the child runs on a copy of this stack, as after a
+         * fork, and calls nothing that reads the thread id glibc keeps */
+        pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL,
+                             NULL, NULL);
+        if (pid == 0) {
+            close(sock);
+            born(buf, len, fds);
+        }
+        answer = pid > 0 ? (int32_t)pid : -(int32_t)errno;
+        for (i = 0; i < SW_LOCAL_FACTORY_FDS; i++)
+            close(fds[i]);
+        free(buf);
+        if (sw_write_all(sock, &answer, sizeof(answer)) < 0)
+            _exit(0);
+    }
+}
+
+/* A shim (SW_LOCAL_SHIM_ARGS), or the factory: "--factory FD". */
+int main(int argc, char **argv)
+{
+    long long fd;
+
+    if (argc == 3 && strcmp(argv[1], "--factory") == 0 &&
+        field(argv[2], 3, INT_MAX, &fd))
+        factory((int)fd);
+    shim_main(argc, argv);
 }

@@ -42,7 +42,13 @@
  * instruction of the trial's runs. A program of its own was chosen over
  * a fork of the supervisor running the shim's code: that copied the
  * supervisor's page tables (the orchestrator's, some 300 mappings) for
- * every trial, and cost more CPU than the trial itself.
+ * every trial, and cost more CPU than the trial itself. The shims come
+ * from a factory (local_factory.c): one copy of the shim program, started
+ * as the supervisor starts, that clones each new shim as the
+ * supervisor's child, which spares each trial an exec and glibc's start;
+ * without it (it failed, or died), the supervisor spawns each shim
+ * itself. A factory that fails mid-request may have cloned a shim: its
+ * gate is closed unopened, and the shim leaves without running anything.
  * The exec's outcome comes back on a second close-on-exec pipe. The
  * attempt folder itself is flock()ed from the check that it holds no
  * attempt until the pid file is in place, and a request is refused once
@@ -134,7 +140,9 @@ typedef struct {
 
 typedef struct {
     int sock, events, sigfd, devnull;
-    int shim; /* the shim program (a memfd, read-only) */
+    int shim;          /* the shim program (a memfd, read-only) */
+    int factory;       /* the socket to the shim factory; -1: none */
+    pid_t factory_pid; /* 0: none */
     trial *trials;
     size_t n, cap;
     unsigned long last_tag; /* the tag of the latest launch */
@@ -312,27 +320,22 @@ static void shim_args(const request *r, const int d[5], pid_t self,
     av[SW_LOCAL_SHIM_ARGS + i] = NULL;
 }
 
-/* posix_spawn of the shim (from the memfd s->shim), leading a group of
- * its own, /dev/null and the logs its 0, 1 and 2, the descriptors d kept
- * open at their numbers (adddup2 onto itself clears close-on-exec). */
+/* posix_spawn of the shim av (from the memfd s->shim), leading a group
+ * of its own, /dev/null and the logs its 0, 1 and 2, the descriptors d
+ * kept open at their numbers (adddup2 onto itself clears close-on-exec). */
 static int spawn_shim(const supervisor *s, const request *r, const int fds[4],
-                      const int d[5], pid_t *pid)
+                      const int d[5], char **av, pid_t *pid)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    char num[7][24], path[64], **av;
-    size_t argc = 0;
+    char path[64];
     sigset_t none;
     int e, i;
 
-    while (r->argv[argc])
-        argc++;
-    av = sw_calloc(argc + SW_LOCAL_SHIM_ARGS + 1, sizeof(char *));
-    shim_args(r, d, getpid(), num, av);
     snprintf(path, sizeof(path), "/proc/self/fd/%d", s->shim);
     sigemptyset(&none);
     if ((e = posix_spawnattr_init(&at)) != 0)
-        goto done;
+        return e;
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setflags(&at,
@@ -347,7 +350,43 @@ static int spawn_shim(const supervisor *s, const request *r, const int fds[4],
         posix_spawn_file_actions_destroy(&fa);
     }
     posix_spawnattr_destroy(&at);
-done:
+    return e;
+}
+
+/* Lets the factory go: it ends, and is reaped as any orphan. */
+static void drop_factory(supervisor *s)
+{
+    if (s->factory >= 0)
+        close(s->factory);
+    s->factory = -1;
+    s->factory_pid = 0;
+}
+
+/* Starts the shim of r with the descriptors d: from the factory, or, when
+ * there is none, with posix_spawn. 0 and *pid, an errno (nothing
+ * started), or -1: the factory failed, a shim may have started with d. */
+static int start_shim(supervisor *s, const request *r, const int fds[4],
+                      const int d[5], pid_t *pid)
+{
+    int sent[SW_LOCAL_FACTORY_FDS] = {s->devnull, fds[0], fds[1], d[0],
+                                      d[1],       d[2],   d[3],   d[4]};
+    char num[7][24], **av;
+    size_t argc = 0;
+    int e;
+
+    while (r->argv[argc])
+        argc++;
+    av = sw_calloc(argc + SW_LOCAL_SHIM_ARGS + 1, sizeof(char *));
+    shim_args(r, d, getpid(), num, av);
+    if (s->factory >= 0) {
+        e = sw_local__factory_ask(s->factory, av, r->envp, sent, pid);
+        if (e == 0)
+            setpgid(*pid, *pid); /* as the shim does: whichever first */
+        else if (e < 0)
+            drop_factory(s);
+    } else {
+        e = spawn_shim(s, r, fds, d, av, pid);
+    }
     free(av);
     return e;
 }
@@ -356,37 +395,44 @@ done:
  * trial's group and sharing the lock on its pid file: *pid, the write
  * end of the gate, the read end of the exec's report and of the shim's
  * words. -1 with errno. */
-static int fork_trial(const supervisor *s, const request *r, const int fds[4],
+static int fork_trial(supervisor *s, const request *r, const int fds[4],
                       pid_t *pid, int *gate, int *report, int *done)
 {
-    int g[2] = {-1, -1}, rp[2] = {-1, -1}, dn[2] = {-1, -1}, e = 0;
+    int g[2], rp[2], dn[2], e, tries;
 
-    if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(g, O_CLOEXEC) < 0 ||
-        pipe2(rp, O_CLOEXEC) < 0)
-        e = errno;
-    else
-        e = spawn_shim(s, r, fds,
-                       (const int[5]){g[0], rp[1], fds[2], fds[3], dn[1]}, pid);
-    if (g[0] >= 0)
-        close(g[0]);
-    if (rp[1] >= 0)
-        close(rp[1]);
-    if (dn[1] >= 0)
-        close(dn[1]);
-    if (e != 0) {
+    for (tries = 0; tries < 2; tries++) {
+        g[0] = g[1] = rp[0] = rp[1] = dn[0] = dn[1] = -1;
+        if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(g, O_CLOEXEC) < 0 ||
+            pipe2(rp, O_CLOEXEC) < 0)
+            e = errno;
+        else
+            e = start_shim(s, r, fds,
+                           (const int[5]){g[0], rp[1], fds[2], fds[3], dn[1]},
+                           pid);
+        if (g[0] >= 0) /* the shim's ends */
+            close(g[0]);
+        if (rp[1] >= 0)
+            close(rp[1]);
+        if (dn[1] >= 0)
+            close(dn[1]);
+        if (e == 0) {
+            *gate = g[1];
+            *report = rp[0];
+            *done = dn[0];
+            return 0;
+        }
+        /* closing the gate ends a shim the factory may have started */
         if (g[1] >= 0)
             close(g[1]);
         if (rp[0] >= 0)
             close(rp[0]);
         if (dn[0] >= 0)
             close(dn[0]);
-        errno = e;
-        return -1;
+        if (e > 0)
+            break;
     }
-    *gate = g[1];
-    *report = rp[0];
-    *done = dn[0];
-    return 0;
+    errno = e > 0 ? e : EIO;
+    return -1;
 }
 
 /* Opens the gate of trial pid; its exec's outcome: 0, or the errno it
@@ -704,6 +750,8 @@ static bool doomed(const supervisor *s, pid_t pid)
     unsigned long tag;
     size_t i, running = 0;
 
+    if (pid == s->factory_pid)
+        return false; /* it makes the shims */
     for (i = 0; i < s->n; i++)
         if (s->trials[i].pid == pid)
             return false; /* a shim: nothing of it is read */
@@ -995,6 +1043,8 @@ static void reap(supervisor *s)
         if (i < s->n) {
             ended(s, i, &si);
         } else {
+            if (si.si_pid == s->factory_pid)
+                drop_factory(s);         /* spawned shims from now on */
             waitpid(si.si_pid, NULL, 0); /* an orphan, not a trial */
             orphans = true;
         }
@@ -1065,12 +1115,13 @@ static void close_others(const supervisor *s)
 
 _Noreturn void sw_local__supervise(int sock, int events)
 {
-    supervisor s = {sock, events, -1, -1, -1, NULL, 0, 0, 0};
+    supervisor s = {sock, events, -1, -1, -1, -1, 0, NULL, 0, 0, 0};
     struct pollfd p[2];
     bool connected = true, retry;
 
     detach(&s);
     close_others(&s);
+    s.factory = sw_local__factory_start(s.shim, &s.factory_pid);
     while (connected || s.n > 0) {
         p[0].fd = s.sigfd;
         p[0].events = POLLIN;
@@ -1086,6 +1137,7 @@ _Noreturn void sw_local__supervise(int sock, int events)
         if (connected && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
             connected = serve(&s);
     }
+    drop_factory(&s);  /* it reads the end of its socket and ends */
     while (s.n == 0) { /* no trial left: nor anything of theirs */
         cull(&s);
         if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
