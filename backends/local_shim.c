@@ -162,11 +162,13 @@ static void end_rest(void)
     int round;
 
     for (round = 0; round < 1000; round++) { /* a second at most */
-        int found;
+        pid_t w;
 
-        while (waitpid(-1, NULL, WNOHANG) > 0)
+        while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
             ;
-        if ((found = kill_rest()) == 0)
+        /* no child: no descendant either, as every orphan of the trial's
+         * comes here (nothing of /proc to read, the common case) */
+        if ((w < 0 && errno == ECHILD) || kill_rest() == 0)
             return;
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
@@ -279,19 +281,19 @@ static bool pass_gate(int gate)
     return false;
 }
 
-/* Default signals, no descriptor but those it is given, and those
- * close-on-exec (posix_spawn cleared the flag to pass them): the trial
- * gets none of them. Its own group. */
+/* Stops ignored, nothing blocked, no descriptor but those it is given,
+ * and those close-on-exec (posix_spawn cleared the flag to pass them):
+ * the trial gets none of them. Its own group. */
 static void set_up(const sw_local__spawn *sp)
 {
     int keep[5] = {sp->gate, sp->report, sp->dirfd, sp->lockfd, sp->done};
     sigset_t none;
     size_t i;
-    int sig;
 
     setpgid(0, 0); /* posix_spawn made it so; the factory's clone not */
-    for (sig = 1; sig < NSIG; sig++)
-        signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
+    /* no signal is caught here: the exec (of the shim, or of the factory
+     * it was cloned from) reset every handler, and the only signals the
+     * supervisor ignores are stops, set below */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     sw_local__close_except(keep, 5);
