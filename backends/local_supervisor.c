@@ -143,6 +143,8 @@ typedef struct {
     int shim;          /* the shim program (a memfd, read-only) */
     int factory;       /* the socket to the shim factory; -1: none */
     pid_t factory_pid; /* 0: none */
+    bool strays;       /* orphans may be among its children (cull()) */
+    char boot[64];     /* the boot id, for the pid files */
     trial *trials;
     size_t n, cap;
     unsigned long last_tag; /* the tag of the latest launch */
@@ -577,12 +579,12 @@ static int lock_pid_file(int dirfd)
 
 /* Writes the pid file of the shim pid (held at its gate) into the locked
  * pid.tmp `fd` and renames it into place; -1 with errno. */
-static int fill_pid_file(int dirfd, int fd, pid_t pid, uint64_t *start)
+static int fill_pid_file(int dirfd, int fd, pid_t pid, const char *boot,
+                         uint64_t *start)
 {
-    char line[160], boot[64];
+    char line[160];
     pid_t pgrp;
 
-    sw_local__boot_id(boot, sizeof(boot));
     /* unreaped, the shim is in /proc: its start time is there to read */
     if (!sw_local__start_time(pid, start, &pgrp) || *start == 0) {
         errno = ESRCH;
@@ -658,7 +660,7 @@ static void launch(supervisor *s, request *r)
         goto done;
     }
     fault_launch_stop();
-    if (fill_pid_file(dirfd, fds[3], pid, &start) < 0) {
+    if (fill_pid_file(dirfd, fds[3], pid, s->boot, &start) < 0) {
         abandon(s, r, dirfd, pid, gate, report, errno);
         goto done;
     }
@@ -770,12 +772,17 @@ static bool doomed(const supervisor *s, pid_t pid)
  * only descend from it). Its other descendants are orphaned in turn. The
  * supervisor's children are read from /proc/self/task/TID/children: its
  * shims and orphans, never a scan of all of /proc. */
-static void cull(const supervisor *s)
+static void cull(supervisor *s)
 {
     pid_t kids[1024];
-    size_t n = sw_local__children(getpid(), kids, 1024), i;
+    size_t n = sw_local__children(getpid(), kids, 1024), i, j;
 
+    s->strays = false;
     for (i = 0; i < n; i++) {
+        for (j = 0; j < s->n && s->trials[j].pid != kids[i]; j++)
+            ;
+        if (j == s->n && kids[i] != s->factory_pid)
+            s->strays = true; /* an orphan, doomed or not */
         if (!doomed(s, kids[i]))
             continue;
         kill(-kids[i], SIGKILL); /* ESRCH unless it leads a group */
@@ -982,7 +989,12 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
         known = trial_end(t, si);
     kill(-t->pid, SIGKILL);
     t->tag = 0; /* ended: its orphans go */
-    cull(s);
+    /* a shim that spoke ended its trial's descendants first, which were
+     * its own (a subreaper) while it lived: orphans come here only from
+     * a killed shim, and the last look may have found some */
+    s->strays = s->strays || !word;
+    if (s->strays)
+        cull(s);
     /* the shim records its trial's end, unless it could not (a full disk)
      * or was killed: then it is written here */
     if (word != SW_LOCAL_SHIM_RECORDED && known &&
@@ -1115,13 +1127,14 @@ static void close_others(const supervisor *s)
 
 _Noreturn void sw_local__supervise(int sock, int events)
 {
-    supervisor s = {sock, events, -1, -1, -1, -1, 0, NULL, 0, 0, 0};
+    supervisor s = {sock, events, -1, -1, -1, -1, 0, false, "", NULL, 0, 0, 0};
     struct pollfd p[2];
     bool connected = true, retry;
 
     detach(&s);
     close_others(&s);
     s.factory = sw_local__factory_start(s.shim, &s.factory_pid);
+    sw_local__boot_id(s.boot, sizeof(s.boot)); /* once: it cannot change */
     while (connected || s.n > 0) {
         p[0].fd = s.sigfd;
         p[0].events = POLLIN;
