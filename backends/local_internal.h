@@ -54,8 +54,9 @@ _Noreturn void sw_local__supervise(int sock, int events);
 
 /* The shim (local_shim.c) is a program of its own, linked statically,
  * that the supervisor carries in memory (these bytes, written once into
- * a memfd) and starts with posix_spawn: a copy of the supervisor's pages
- * per trial would cost more than the trial. Its command line: its name,
+ * a memfd) and starts from its factory (below), or with posix_spawn: a
+ * copy of the supervisor's pages per trial would cost more than the
+ * trial. Its command line: its name,
  * the descriptors gate, report, dirfd, lockfd and done (decimal, open in
  * it, each as named in sw_local__spawn), the log limit, the supervisor's
  * pid, the trial's cwd ("" for the supervisor's), the full-disk fault

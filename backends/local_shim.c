@@ -5,30 +5,30 @@
  *
  * The shim is a small program of its own, linked statically from this
  * file, local_logs.c and local_common.c, which the supervisor
- * (local_supervisor.c) carries in memory and starts with posix_spawn:
- * no copy of the supervisor's pages per trial, and little for the
- * loader to do. Its command line and descriptors are described in
- * local_internal.h (SW_LOCAL_SHIM_ARGS); its environment is the trial's.
- * It leads the trial's process group and holds the lock on the attempt's
- * pid file (inherited). It waits at the gate; once the gate opens (the
- * pid file is in place) it starts the trial, which execs the program. The
- * shim is a
- * child subreaper, so whatever of the trial loses its parent becomes the
- * shim's child. When the trial ends, the shim kills all its descendants
- * (nothing but the trial's can be: they are its children, or theirs, read
- * from /proc/PID/task/TID/children, never a scan of all of /proc), with
- * the groups they lead, then ends the way the trial ended (the same exit
- * code, or the same signal). The trial is started with posix_spawn (a
- * vfork), not a fork: nothing of the shim's runs in it. With a log
- * limit (the default), its stdout and stderr are pipes the shim copies
- * into the logs while it waits (local_logs.c), and drains once the
- * trial and its descendants are gone. It writes the exit file
- * itself first (and says so on a pipe, so its supervisor does not write it
- * again): killing the supervisor, or `sweep` and the supervisor together, at
- * any moment, loses no trial and no end; the attempt stays watched (the lock)
- * for as long as the shim lives. The supervisor writes the file when the shim
- * could not: killed, or the disk full (a shim whose supervisor has gone
- * retries every second instead).
+ * (local_supervisor.c) carries in memory: no copy of the supervisor's
+ * pages per trial. One copy of it, in its --factory mode (the end of this
+ * file), clones each new shim as the supervisor's child; without one, the
+ * supervisor starts each with posix_spawn. Its command line and
+ * descriptors are described in local_internal.h (SW_LOCAL_SHIM_ARGS); its
+ * environment is the trial's. It leads the trial's process group and
+ * holds the lock on the attempt's pid file (inherited). It waits at the
+ * gate; once the gate opens (the pid file is in place) it starts the
+ * trial, which execs the program. The shim is a child subreaper, so
+ * whatever of the trial loses its parent becomes the shim's child. When the
+ * trial ends, the shim kills all its descendants (nothing but the trial's can
+ * be: they are its children, or theirs, read from /proc/PID/task/TID/children,
+ * never a scan of all of /proc), with the groups they lead, then ends the way
+ * the trial ended (the same exit code, or the same signal). The trial is
+ * started with posix_spawn (a vfork), not a fork: nothing of the shim's runs in
+ * it. With a log limit (the default), its stdout and stderr are pipes the shim
+ * copies into the logs while it waits (local_logs.c), and drains once the trial
+ * and its descendants are gone. It writes the exit file itself first (and says
+ * so on a pipe, so its supervisor does not write it again): killing the
+ * supervisor, or `sweep` and the supervisor together, at any moment, loses no
+ * trial and no end; the attempt stays watched (the lock) for as long as the
+ * shim lives. The supervisor writes the file when the shim could not: killed,
+ * or the disk full (a shim whose supervisor has gone retries every second
+ * instead).
  *
  * On `done` it tells its supervisor the trial's pid once forked, then
  * that it recorded the end, or that it could not and ends as the trial
