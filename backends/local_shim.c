@@ -428,6 +428,11 @@ static _Noreturn void shim_main(int argc, char **argv)
 
 /* ---- the factory (local_internal.h, local_factory.c) ---- */
 
+/* The factory's command line, as the kernel shows it (/proc/PID/cmdline,
+ * ps): a clone shows its own copy, blanked after the name. */
+static char *args;
+static size_t args_len;
+
 /* Reads exactly n bytes; -1 on error or end of stream. */
 static int read_all(int fd, void *buf, size_t n)
 {
@@ -509,6 +514,8 @@ static _Noreturn void born(char *buf, size_t len, const int fds[])
     for (i = 0; i < 3; i++)
         if (dup2(fds[i], (int)i) < 0)
             _exit(127);
+    if (args) /* "sweep-shim", not "sweep-shim --factory N", in ps */
+        memset(args + strlen(args), 0, args_len - strlen(args));
     shim_main((int)argc, av);
 }
 
@@ -523,6 +530,7 @@ static _Noreturn void factory(int sock)
     pid_t pid;
 
     sw_local__close_except(&sock, 1);
+    prctl(PR_SET_NAME, "sweep-shim"); /* not the memfd's number, in ps */
     for (;;) {
         if (take(sock, &len, fds) < 0)
             _exit(0);
@@ -551,7 +559,10 @@ int main(int argc, char **argv)
     long long fd;
 
     if (argc == 3 && strcmp(argv[1], "--factory") == 0 &&
-        field(argv[2], 3, INT_MAX, &fd))
+        field(argv[2], 3, INT_MAX, &fd)) {
+        args = argv[0];
+        args_len = (size_t)(argv[2] + strlen(argv[2]) - argv[0]);
         factory((int)fd);
+    }
     shim_main(argc, argv);
 }
