@@ -245,62 +245,6 @@ bool sw_local__group_alive(pid_t pgid)
     return alive;
 }
 
-/* Adds the pids listed in the children file `path` to kids[cap]. */
-static size_t read_children(const char *path, pid_t *kids, size_t n, size_t cap)
-{
-    char buf[4096], *p, *end;
-    size_t len = 0;
-    ssize_t r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0)
-        return n;
-    for (;;) { /* a pid cut between two reads is kept for the next */
-        r = read(fd, buf + len, sizeof(buf) - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        buf[len] = '\0';
-        for (p = buf; n < cap; p = end) {
-            long k = strtol(p, &end, 10);
-
-            if (end == p || *end == '\0')
-                break; /* none left, or perhaps cut short */
-            if (k > 0)
-                kids[n++] = (pid_t)k;
-        }
-        len = strlen(p);
-        memmove(buf, p, len + 1);
-    }
-    close(fd);
-    if (len > 0 && n < cap && strtol(buf, NULL, 10) > 0)
-        kids[n++] = (pid_t)strtol(buf, NULL, 10);
-    return n;
-}
-
-size_t sw_local__children(pid_t pid, pid_t *kids, size_t cap)
-{
-    char path[96];
-    struct dirent *e;
-    size_t n = 0;
-    DIR *d;
-
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    if (!(d = opendir(path)))
-        return 0;
-    while ((e = readdir(d)) && n < cap) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid,
-                 e->d_name);
-        n = read_children(path, kids, n, cap);
-    }
-    closedir(d);
-    return n;
-}
-
 void sw_local__boot_id(char *id, size_t size)
 {
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);

@@ -52,16 +52,54 @@ typedef struct {
  * left. Never returns. */
 _Noreturn void sw_local__supervise(int sock, int events);
 
-/* What the shim of a trial (local_shim.c) is given: the program, and
- * descriptors of the supervisor's it keeps (all others it closes). */
+/* The shim (local_shim.c) is a program of its own, linked statically,
+ * that the supervisor carries in memory (these bytes, written once into
+ * a memfd) and starts from its factory (below), or with posix_spawn: a
+ * copy of the supervisor's pages per trial would cost more than the
+ * trial. Its command line: its name,
+ * the descriptors gate, report, dirfd, lockfd and done (decimal, open in
+ * it, each as named in sw_local__spawn), the log limit, the supervisor's
+ * pid, the trial's cwd ("" for the supervisor's), the full-disk fault
+ * flag file ("" for none), then the trial's argv; its environment is the
+ * trial's. Its 0, 1 and 2 are the trial's (/dev/null, the logs). */
+#define SW_LOCAL_SHIM_ARGS 10
+extern const unsigned char sw_local__shim_elf[];
+extern const unsigned char sw_local__shim_elf_end[];
+
+/* The shim program's other mode, "sweep-shim --factory FD", started once
+ * per supervisor (local_factory.c): it serves, one at a time on the
+ * stream socket FD, requests to start a shim. A request is a 4-byte
+ * length carrying SW_LOCAL_FACTORY_FDS descriptors (SCM_RIGHTS: the
+ * shim's 0, 1 and 2, then its five of SW_LOCAL_SHIM_ARGS in that order),
+ * then that many bytes: the shim's argc (decimal), its argv (the five
+ * descriptors' numbers in it are replaced by those received), then its
+ * environment, each NUL-terminated. The answer is an int32: the new
+ * shim's pid, or -errno. The shim is cloned with CLONE_PARENT, the
+ * supervisor's child as if spawned by it, for the price of a copy of a
+ * small static program's few pages instead of an exec and glibc's start
+ * (CPU features read with cpuid, which a virtual machine traps). */
+#define SW_LOCAL_FACTORY_FDS 8
+
+/* Starts the factory from the shim program `shimfd` (a memfd): *pid, and
+ * the supervisor's end of its socket, or -1 with errno. */
+int sw_local__factory_start(int shimfd, pid_t *pid);
+
+/* Asks the factory on `sock` for a shim with command line av,
+ * environment envp and descriptors fds: 0 and *pid, the errno it could
+ * not start one with (nothing was started), or -1 when the factory
+ * cannot be used any more (a shim may have been started: its gate is to
+ * be closed). */
+int sw_local__factory_ask(int sock, char *const *av, char *const *envp,
+                          const int fds[SW_LOCAL_FACTORY_FDS], pid_t *pid);
+
+/* What the shim of a trial is given, parsed from its command line. */
 typedef struct {
-    char **argv, **envp;
+    char **argv;       /* the trial's; its environment is the shim's */
     const char *cwd;   /* NULL: the supervisor's */
-    int in, out, err;  /* become the trial's 0, 1, 2 (out and err: the
-                          logs, O_APPEND) */
     int64_t log_limit; /* > 0: the trial's 1 and 2 are pipes, which the
-                          shim copies into out and err, each up to this
-                          size, then one SW_LOG_LIMIT_MARK line */
+                          shim copies into its own 1 and 2 (the logs,
+                          O_APPEND), each up to this size, then one
+                          SW_LOG_LIMIT_MARK line */
     int gate;          /* read end: a byte once the pid file is in place */
     int report;        /* write end: an exec's errno, when it fails */
     int dirfd;         /* the attempt folder */
@@ -118,9 +156,6 @@ void sw_local__logs_copy(sw_local__logs *lg, const struct pollfd *p, int n);
  * once the trial and all its descendants are gone. */
 void sw_local__logs_drain(sw_local__logs *lg);
 
-/* The shim's side of the fork (local_shim.c). Never returns. */
-_Noreturn void sw_local__shim(const sw_local__spawn *sp);
-
 /* Writes `text` as dirfd/name through name.tmp and rename. Returns the
  * open descriptor of the file when `keep` (flock()ed), else 0; -1 with
  * errno on failure. */
@@ -129,6 +164,13 @@ int sw_local__put_file(int dirfd, const char *name, const char *text,
 
 /* Closes every descriptor from 3 up but the n in `keep` (-1 ignored). */
 void sw_local__close_except(const int *keep, int n);
+
+/* Whether status files are to fail with ENOSPC now (the fault tests, in
+ * builds with SW_FAULT_INJECTION: while the file SWEEP_FAULT_NOSPACE names
+ * exists). The shim is told the file instead, by sw_local__fault_nospace_at
+ * (NULL or "": none); other builds: never. */
+bool sw_local__fault_nospace(void);
+void sw_local__fault_nospace_at(const char *flag);
 
 /* ---- the attempt's folder (local_files.c) ---- */
 

@@ -3,26 +3,32 @@
  * attempt, so that a trial's end is recorded even when its supervisor is
  * gone.
  *
- * The supervisor (local_supervisor.c) forks the shim, which leads the
- * trial's process group and holds the lock on the attempt's pid file
- * (inherited). It waits at the gate; once the gate opens (the pid file is
- * in place) it forks the trial, which execs the program. The shim is a
- * child subreaper, so whatever of the trial loses its parent becomes the
- * shim's child. When the trial ends, the shim kills all its descendants
- * (nothing but the trial's can be: they are its children, or theirs, read
- * from /proc/PID/task/TID/children, never a scan of all of /proc), with
- * the groups they lead, then ends the way the trial ended (the same exit
- * code, or the same signal). The trial is started with posix_spawn (a
- * vfork), not a fork: nothing of the shim's runs in it. With a log
- * limit (the default), its stdout and stderr are pipes the shim copies
- * into the logs while it waits (local_logs.c), and drains once the
- * trial and its descendants are gone. It writes the exit file
- * itself first (and says so on a pipe, so its supervisor does not write it
- * again): killing the supervisor, or `sweep` and the supervisor together, at
- * any moment, loses no trial and no end; the attempt stays watched (the lock)
- * for as long as the shim lives. The supervisor writes the file when the shim
- * could not: killed, or the disk full (a shim whose supervisor has gone
- * retries every second instead).
+ * The shim is a small program of its own, linked statically from this
+ * file, local_logs.c and local_common.c, which the supervisor
+ * (local_supervisor.c) carries in memory: no copy of the supervisor's
+ * pages per trial. One copy of it, in its --factory mode (the end of this
+ * file), clones each new shim as the supervisor's child; without one, the
+ * supervisor starts each with posix_spawn. Its command line and
+ * descriptors are described in local_internal.h (SW_LOCAL_SHIM_ARGS); its
+ * environment is the trial's. It leads the trial's process group and
+ * holds the lock on the attempt's pid file (inherited). It waits at the
+ * gate; once the gate opens (the pid file is in place) it starts the
+ * trial, which execs the program. The shim is a child subreaper, so
+ * whatever of the trial loses its parent becomes the shim's child. When the
+ * trial ends, the shim kills all its descendants (nothing but the trial's can
+ * be: they are its children, or theirs, read from /proc/PID/task/TID/children,
+ * never a scan of all of /proc), with the groups they lead, then ends the way
+ * the trial ended (the same exit code, or the same signal). The trial is
+ * started with posix_spawn (a vfork), not a fork: nothing of the shim's runs in
+ * it. With a log limit (the default), its stdout and stderr are pipes the shim
+ * copies into the logs while it waits (local_logs.c), and drains once the trial
+ * and its descendants are gone. It writes the exit file itself first (and says
+ * so on a pipe, so its supervisor does not write it again): killing the
+ * supervisor, or `sweep` and the supervisor together, at any moment, loses no
+ * trial and no end; the attempt stays watched (the lock) for as long as the
+ * shim lives. The supervisor writes the file when the shim could not: killed,
+ * or the disk full (a shim whose supervisor has gone retries every second
+ * instead).
  *
  * On `done` it tells its supervisor the trial's pid once forked, then
  * that it recorded the end, or that it could not and ends as the trial
@@ -39,6 +45,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -46,8 +54,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -92,18 +103,15 @@ static pid_t start_trial(const sw_local__spawn *sp, const int w[2])
         posix_spawnattr_setsigmask(&at, &none);
         posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
                                           POSIX_SPAWN_SETSIGMASK);
-        char **own = environ;
-
-        environ = sp->envp; /* posix_spawnp searches the trial's PATH */
         if (w[0] >= 0 && posix_spawn_file_actions_init(&fa) == 0) {
             fap = &fa; /* the pipes to the logs become its 1 and 2 */
             posix_spawn_file_actions_adddup2(fap, w[0], 1);
             posix_spawn_file_actions_adddup2(fap, w[1], 2);
         }
-        e = posix_spawnp(&t, sp->argv[0], fap, &at, sp->argv, sp->envp);
+        /* the shim's environment is the trial's: its PATH is searched */
+        e = posix_spawnp(&t, sp->argv[0], fap, &at, sp->argv, environ);
         if (fap)
             posix_spawn_file_actions_destroy(fap);
-        environ = own; /* the fault points read the shim's */
         posix_spawnattr_destroy(&at);
     }
     if (e == 0)
@@ -154,11 +162,13 @@ static void end_rest(void)
     int round;
 
     for (round = 0; round < 1000; round++) { /* a second at most */
-        int found;
+        pid_t w;
 
-        while (waitpid(-1, NULL, WNOHANG) > 0)
+        while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
             ;
-        if ((found = kill_rest()) == 0)
+        /* no child: no descendant either, as every orphan of the trial's
+         * comes here (nothing of /proc to read, the common case) */
+        if ((w < 0 && errno == ECHILD) || kill_rest() == 0)
             return;
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
@@ -248,7 +258,8 @@ static _Noreturn void mirror(int status)
     sigemptyset(&set);
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    kill(getpid(), sig); /* not raise(): a clone's glibc thread id is not
+                            its own (the factory's, below) */
     _exit(128 + sig);
 }
 
@@ -270,26 +281,29 @@ static bool pass_gate(int gate)
     return false;
 }
 
-/* Its own group, default signals, the logs, no descriptor of the
- * supervisor's but those it is given. */
+/* Stops ignored, nothing blocked, no descriptor but those it is given,
+ * and those close-on-exec (posix_spawn cleared the flag to pass them):
+ * the trial gets none of them. Its own group. */
 static void set_up(const sw_local__spawn *sp)
 {
     int keep[5] = {sp->gate, sp->report, sp->dirfd, sp->lockfd, sp->done};
     sigset_t none;
     size_t i;
-    int sig;
 
-    setpgid(0, 0);
-    for (sig = 1; sig < NSIG; sig++)
-        signal(sig, SIG_DFL); /* fails harmlessly for KILL, STOP, RT */
+    setpgid(0, 0); /* posix_spawn made it so; the factory's clone not */
+    /* no signal is caught here: the exec (of the shim, or of the factory
+     * it was cloned from) reset every handler, and the only signals the
+     * supervisor ignores are stops, set below */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(sp->in, 0) < 0 || dup2(sp->out, 1) < 0 || dup2(sp->err, 2) < 0)
-        _exit(127);
     sw_local__close_except(keep, 5);
+    for (i = 0; i < 5; i++)
+        if (fcntl(keep[i], F_SETFD, FD_CLOEXEC) < 0)
+            _exit(127);
     for (i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
         signal(stops[i], SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_NAME, "sweep-shim"); /* not the memfd's number, in ps */
 }
 
 static void on_child(int sig)
@@ -330,7 +344,7 @@ static void log_pipes(const sw_local__spawn *sp, sw_local__logs *lg, int w[2])
     }
 }
 
-_Noreturn void sw_local__shim(const sw_local__spawn *sp)
+static _Noreturn void shim(const sw_local__spawn *sp)
 {
     struct sigaction sa;
     sw_local__logs lg;
@@ -360,12 +374,195 @@ _Noreturn void sw_local__shim(const sw_local__spawn *sp)
         close(w[0]);
         close(w[1]);
     }
+    /* should the shim be killed: said before the report closes, which
+     * lets the supervisor answer the launch (and a cancel follow) */
+    tell(sp, SW_LOCAL_SHIM_TRIAL, &t);
     close(sp->report); /* the exec has happened: nothing to report */
-    tell(sp, SW_LOCAL_SHIM_TRIAL, &t); /* should the shim be killed */
     status = wait_trial(&lg, t, &open);
     end_rest();
     sw_local__logs_drain(&lg); /* its writers are all gone */
     /* first: its supervisor may die at any time */
     record(sp, status, disk_failed(sp, &lg, status));
     mirror(status);
+}
+
+/* A decimal field of the command line into *out, within [lo, hi]. */
+static bool field(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0' && *out >= lo && *out <= hi;
+}
+
+/* The command line of local_internal.h's SW_LOCAL_SHIM_ARGS. Exits 127,
+ * nothing run, when it is not one. */
+static _Noreturn void shim_main(int argc, char **argv)
+{
+    /* five descriptors (from 3), the log limit, the supervisor's pid */
+    static const long long lo[7] = {3, 3, 3, 3, 3, 0, 1};
+    static const long long hi[7] = {INT_MAX, INT_MAX,   INT_MAX, INT_MAX,
+                                    INT_MAX, INT64_MAX, INT_MAX};
+    sw_local__spawn sp;
+    long long v[7];
+    int i;
+
+    if (argc <= SW_LOCAL_SHIM_ARGS)
+        _exit(127);
+    for (i = 0; i < 7; i++)
+        if (!field(argv[1 + i], lo[i], hi[i], &v[i]))
+            _exit(127);
+    sp.gate = (int)v[0];
+    sp.report = (int)v[1];
+    sp.dirfd = (int)v[2];
+    sp.lockfd = (int)v[3];
+    sp.done = (int)v[4];
+    sp.log_limit = v[5];
+    sp.supervisor = (pid_t)v[6];
+    sp.cwd = argv[8][0] ? argv[8] : NULL;
+    sw_local__fault_nospace_at(argv[9]);
+    sp.argv = argv + SW_LOCAL_SHIM_ARGS;
+    shim(&sp);
+}
+
+/* ---- the factory (local_internal.h, local_factory.c) ---- */
+
+/* The factory's command line, as the kernel shows it (/proc/PID/cmdline,
+ * ps): a clone shows its own copy, blanked after the name. */
+static char *args;
+static size_t args_len;
+
+/* Reads exactly n bytes; -1 on error or end of stream. */
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    ssize_t r;
+
+    while (n > 0) {
+        r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Receives a request's length and its descriptors; -1 at the end of the
+ * stream or when the message is not one (the factory then ends). */
+static int take(int sock, uint32_t *len, int fds[SW_LOCAL_FACTORY_FDS])
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int) * SW_LOCAL_FACTORY_FDS)];
+    } u;
+    struct iovec iov = {len, sizeof(*len)};
+    struct msghdr m;
+    struct cmsghdr *c;
+    ssize_t n;
+
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = u.b;
+    m.msg_controllen = sizeof(u.b);
+    do
+        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    while (n < 0 && errno == EINTR);
+    c = n == (ssize_t)sizeof(*len) ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int) * SW_LOCAL_FACTORY_FDS) ||
+        (m.msg_flags & MSG_CTRUNC) || *len == 0 ||
+        *len > SW_LOCAL_MAX_REQUEST * 2u)
+        return -1;
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * SW_LOCAL_FACTORY_FDS);
+    return 0;
+}
+
+/* The new shim, in the clone: its 0, 1 and 2, its command line and
+ * environment from the request buf[len] (argc, argv, envp), the
+ * descriptors' numbers in argv those it received. */
+static _Noreturn void born(char *buf, size_t len, const int fds[])
+{
+    char *p = buf, *end = buf + len, **av, num[5][16];
+    size_t argc, i, nenv = 0;
+    long long v;
+
+    if (buf[len - 1] != '\0' ||
+        !field(p, SW_LOCAL_SHIM_ARGS + 1, (long long)len, &v))
+        _exit(127);
+    argc = (size_t)v;
+    av = calloc(argc + 1, sizeof(char *));
+    p += strlen(p) + 1;
+    for (i = 0; av && i < argc && p < end; i++, p += strlen(p) + 1)
+        av[i] = p;
+    if (!av || i < argc)
+        _exit(127);
+    for (i = 0; i < 5; i++) {
+        snprintf(num[i], sizeof(num[i]), "%d", fds[3 + i]);
+        av[1 + i] = num[i];
+    }
+    for (char *q = p; q < end; q += strlen(q) + 1)
+        nenv++;
+    if (!(environ = calloc(nenv + 1, sizeof(char *))))
+        _exit(127);
+    for (i = 0; p < end; p += strlen(p) + 1)
+        environ[i++] = p;
+    for (i = 0; i < 3; i++)
+        if (dup2(fds[i], (int)i) < 0)
+            _exit(127);
+    if (args) /* "sweep-shim", not "sweep-shim --factory N", in ps */
+        memset(args + strlen(args), 0, args_len - strlen(args));
+    shim_main((int)argc, av);
+}
+
+/* Serves the supervisor on `sock` until it goes: a clone per request, the
+ * supervisor's child (CLONE_PARENT), told back by its pid. */
+static _Noreturn void factory(int sock)
+{
+    int fds[SW_LOCAL_FACTORY_FDS], i;
+    uint32_t len;
+    int32_t answer;
+    char *buf;
+    pid_t pid;
+
+    sw_local__close_except(&sock, 1);
+    prctl(PR_SET_NAME, "sweep-shim"); /* not the memfd's number, in ps */
+    for (;;) {
+        if (take(sock, &len, fds) < 0)
+            _exit(0);
+        if (!(buf = malloc(len)) || read_all(sock, buf, len) < 0)
+            _exit(0);
+        /* a raw clone: the child runs on a copy of this stack, as after a
+         * fork, and calls nothing that reads the thread id glibc keeps */
+        pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL,
+                             NULL, NULL);
+        if (pid == 0) {
+            close(sock);
+            born(buf, len, fds);
+        }
+        answer = pid > 0 ? (int32_t)pid : -(int32_t)errno;
+        for (i = 0; i < SW_LOCAL_FACTORY_FDS; i++)
+            close(fds[i]);
+        free(buf);
+        if (sw_write_all(sock, &answer, sizeof(answer)) < 0)
+            _exit(0);
+    }
+}
+
+/* A shim (SW_LOCAL_SHIM_ARGS), or the factory: "--factory FD". */
+int main(int argc, char **argv)
+{
+    long long fd;
+
+    if (argc == 3 && strcmp(argv[1], "--factory") == 0 &&
+        field(argv[2], 3, INT_MAX, &fd)) {
+        args = argv[0];
+        args_len = (size_t)(argv[2] + strlen(argv[2]) - argv[0]);
+        factory((int)fd);
+    }
+    shim_main(argc, argv);
 }

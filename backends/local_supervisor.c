@@ -28,18 +28,27 @@
  * group), and otherwise nothing is, so that the attempt is lost (rerun
  * without using a retry), never failed with the shim's signal 9.
  *
- * An attempt starts at most once. The shim is forked, and waits on a
- * pipe (the gate) before it starts the trial; the supervisor opens the
- * gate only once the pid file is in place. Should the supervisor die
- * before that, the shim reads end of file and exits without running
- * anything: so whoever finds no pid file after the supervisor's death
- * knows the trial's code never ran, and whoever finds one finds the
- * attempt (watched by its shim, or to kill before a rerun). A fork
- * (glibc's _Fork, which runs no atfork handlers: see fork_trial()) was
- * chosen over posix_spawn (whose child runs nothing of ours before the
- * exec) and over a marker found later in /proc (a trial that ran for a
- * moment has done work; a search can race with the exec): the gate makes
- * the pid file durable before a single instruction of the trial's runs.
+ * An attempt starts at most once. The shim, a small static program the
+ * supervisor keeps in a memfd (local_internal.h), is started with
+ * posix_spawn, and waits on a pipe (the gate) before it starts the
+ * trial; the supervisor opens the gate only once the pid file is in
+ * place. Should the supervisor die before that, the shim reads end of
+ * file and exits without running anything: so whoever finds no pid file
+ * after the supervisor's death knows the trial's code never ran, and
+ * whoever finds one finds the attempt (watched by its shim, or to kill
+ * before a rerun). The gate was chosen over a marker found later in
+ * /proc (a trial that ran for a moment has done work; a search can race
+ * with the exec): it makes the pid file durable before a single
+ * instruction of the trial's runs. A program of its own was chosen over
+ * a fork of the supervisor running the shim's code: that copied the
+ * supervisor's page tables (the orchestrator's, some 300 mappings) for
+ * every trial, and cost more CPU than the trial itself. The shims come
+ * from a factory (local_factory.c): one copy of the shim program, started
+ * as the supervisor starts, that clones each new shim as the
+ * supervisor's child, which spares each trial an exec and glibc's start;
+ * without it (it failed, or died), the supervisor spawns each shim
+ * itself. A factory that fails mid-request may have cloned a shim: its
+ * gate is closed unopened, and the shim leaves without running anything.
  * The exec's outcome comes back on a second close-on-exec pipe. The
  * attempt folder itself is flock()ed from the check that it holds no
  * attempt until the pid file is in place, and a request is refused once
@@ -98,7 +107,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -129,6 +140,11 @@ typedef struct {
 
 typedef struct {
     int sock, events, sigfd, devnull;
+    int shim;          /* the shim program (a memfd, read-only) */
+    int factory;       /* the socket to the shim factory; -1: none */
+    pid_t factory_pid; /* 0: none */
+    bool strays;       /* orphans may be among its children (cull()) */
+    char boot[64];     /* the boot id, for the pid files */
     trial *trials;
     size_t n, cap;
     unsigned long last_tag; /* the tag of the latest launch */
@@ -146,21 +162,9 @@ static void fault_launch_stop(void)
     if (flag && unlink(flag) == 0)
         raise(SIGSTOP);
 }
-
-/* SWEEP_FAULT_NOSPACE: status files cannot be written while it exists. */
-static bool fault_nospace(void)
-{
-    const char *flag = getenv("SWEEP_FAULT_NOSPACE");
-
-    return flag && access(flag, F_OK) == 0;
-}
 #else
 static void fault_launch_stop(void)
 {
-}
-static bool fault_nospace(void)
-{
-    return false;
 }
 #endif
 
@@ -237,35 +241,6 @@ static int fail(supervisor *s, int code, const char *fmt, ...)
     return reply(s, code, 0, 0, msg);
 }
 
-int sw_local__put_file(int dirfd, const char *name, const char *text, bool keep)
-{
-    char tmp[32];
-    size_t len = strlen(text);
-    int fd;
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-    if (fault_nospace()) {
-        errno = ENOSPC;
-        return -1;
-    }
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    if (sw_write_all(fd, text, len) < 0 || (keep && flock(fd, LOCK_EX)) ||
-        renameat(dirfd, tmp, dirfd, name) < 0) {
-        int e = errno;
-
-        close(fd);
-        unlinkat(dirfd, tmp, 0);
-        errno = e;
-        return -1;
-    }
-    if (keep)
-        return fd;
-    close(fd);
-    return 0;
-}
-
 /* Splits a request into its fields; false when it is malformed. */
 static bool parse(char *buf, size_t len, request *r)
 {
@@ -319,59 +294,147 @@ static void tag_env(supervisor *s, request *r, char *buf, size_t size)
     r->envp[j] = NULL;
 }
 
-/* Forks the shim of `r` (local_shim.c), held at its gate, leading the
+/* The shim's command line (SW_LOCAL_SHIM_ARGS) for request r and the
+ * descriptors `d` (gate, report, dirfd, lockfd, done), into av (r's argc
+ * + SW_LOCAL_SHIM_ARGS + 1 entries); the numbers are written into num. */
+static void shim_args(const request *r, const int d[5], pid_t self,
+                      char num[7][24], char **av)
+{
+    const char *flag = getenv("SWEEP_FAULT_NOSPACE");
+    size_t i;
+
+    for (i = 0; i < 5; i++)
+        snprintf(num[i], sizeof(num[i]), "%d", d[i]);
+    snprintf(num[5], sizeof(num[5]), "%" PRId64, r->log_limit);
+    snprintf(num[6], sizeof(num[6]), "%d", (int)self);
+    av[0] = "sweep-shim";
+    for (i = 0; i < 7; i++)
+        av[1 + i] = num[i];
+    av[8] = (char *)(r->cwd ? r->cwd : "");
+#ifdef SW_FAULT_INJECTION
+    av[9] = (char *)(flag ? flag : "");
+#else
+    (void)flag;
+    av[9] = "";
+#endif
+    for (i = 0; r->argv[i]; i++)
+        av[SW_LOCAL_SHIM_ARGS + i] = r->argv[i];
+    av[SW_LOCAL_SHIM_ARGS + i] = NULL;
+}
+
+/* posix_spawn of the shim av (from the memfd s->shim), leading a group
+ * of its own, /dev/null and the logs its 0, 1 and 2, the descriptors d
+ * kept open at their numbers (adddup2 onto itself clears close-on-exec). */
+static int spawn_shim(const supervisor *s, const request *r, const int fds[4],
+                      const int d[5], char **av, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    char path[64];
+    sigset_t none;
+    int e, i;
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", s->shim);
+    sigemptyset(&none);
+    if ((e = posix_spawnattr_init(&at)) != 0)
+        return e;
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    if ((e = posix_spawn_file_actions_init(&fa)) == 0) {
+        posix_spawn_file_actions_adddup2(&fa, s->devnull, 0);
+        posix_spawn_file_actions_adddup2(&fa, fds[0], 1);
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+        for (i = 0; i < 5; i++)
+            posix_spawn_file_actions_adddup2(&fa, d[i], d[i]);
+        e = posix_spawn(pid, path, &fa, &at, av, r->envp);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    posix_spawnattr_destroy(&at);
+    return e;
+}
+
+/* Lets the factory go: it ends, and is reaped as any orphan. */
+static void drop_factory(supervisor *s)
+{
+    if (s->factory >= 0)
+        close(s->factory);
+    s->factory = -1;
+    s->factory_pid = 0;
+}
+
+/* Starts the shim of r with the descriptors d: from the factory, or, when
+ * there is none, with posix_spawn. 0 and *pid, an errno (nothing
+ * started), or -1: the factory failed, a shim may have started with d. */
+static int start_shim(supervisor *s, const request *r, const int fds[4],
+                      const int d[5], pid_t *pid)
+{
+    int sent[SW_LOCAL_FACTORY_FDS] = {s->devnull, fds[0], fds[1], d[0],
+                                      d[1],       d[2],   d[3],   d[4]};
+    char num[7][24], **av;
+    size_t argc = 0;
+    int e;
+
+    while (r->argv[argc])
+        argc++;
+    av = sw_calloc(argc + SW_LOCAL_SHIM_ARGS + 1, sizeof(char *));
+    shim_args(r, d, getpid(), num, av);
+    if (s->factory >= 0) {
+        e = sw_local__factory_ask(s->factory, av, r->envp, sent, pid);
+        if (e == 0)
+            setpgid(*pid, *pid); /* as the shim does: whichever first */
+        else if (e < 0)
+            drop_factory(s);
+    } else {
+        e = spawn_shim(s, r, fds, d, av, pid);
+    }
+    free(av);
+    return e;
+}
+
+/* Starts the shim of `r` (local_shim.c), held at its gate, leading the
  * trial's group and sharing the lock on its pid file: *pid, the write
- * end of the gate and the read end of the exec's report. -1 with errno. */
-static int fork_trial(const supervisor *s, const request *r, const int fds[4],
+ * end of the gate, the read end of the exec's report and of the shim's
+ * words. -1 with errno. */
+static int fork_trial(supervisor *s, const request *r, const int fds[4],
                       pid_t *pid, int *gate, int *report, int *done)
 {
-    sw_local__spawn sp = {r->argv, r->envp,      r->cwd,  s->devnull, fds[0],
-                          fds[1],  r->log_limit, -1,      -1,         fds[2],
-                          fds[3],  -1,           getpid()};
-    int g[2], rp[2] = {-1, -1}, dn[2], e;
+    int g[2], rp[2], dn[2], e, tries;
 
-    if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -1;
-    if (pipe2(g, O_CLOEXEC) < 0) {
-        e = errno;
-        close(dn[0]);
-        close(dn[1]);
-        errno = e;
-        return -1;
-    }
-    /* _Fork: no atfork handlers. A supervisor forked from a running
-     * orchestrator inherits its libraries' handlers (libuv's closes the
-     * descriptors its signal pipe had, numbers ours reuse by now). */
-    if (pipe2(rp, O_CLOEXEC) < 0 || (*pid = _Fork()) < 0) {
-        e = errno;
-        close(g[0]);
-        close(g[1]);
-        close(dn[0]);
-        close(dn[1]);
-        if (rp[0] >= 0) {
-            close(rp[0]);
+    for (tries = 0; tries < 2; tries++) {
+        g[0] = g[1] = rp[0] = rp[1] = dn[0] = dn[1] = -1;
+        if (pipe2(dn, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(g, O_CLOEXEC) < 0 ||
+            pipe2(rp, O_CLOEXEC) < 0)
+            e = errno;
+        else
+            e = start_shim(s, r, fds,
+                           (const int[5]){g[0], rp[1], fds[2], fds[3], dn[1]},
+                           pid);
+        if (g[0] >= 0) /* the shim's ends */
+            close(g[0]);
+        if (rp[1] >= 0)
             close(rp[1]);
+        if (dn[1] >= 0)
+            close(dn[1]);
+        if (e == 0) {
+            *gate = g[1];
+            *report = rp[0];
+            *done = dn[0];
+            return 0;
         }
-        errno = e;
-        return -1;
+        /* closing the gate ends a shim the factory may have started */
+        if (g[1] >= 0)
+            close(g[1]);
+        if (rp[0] >= 0)
+            close(rp[0]);
+        if (dn[0] >= 0)
+            close(dn[0]);
+        if (e > 0)
+            break;
     }
-    if (*pid == 0) {
-        close(g[1]);
-        close(rp[0]);
-        close(dn[0]);
-        sp.gate = g[0];
-        sp.report = rp[1];
-        sp.done = dn[1];
-        sw_local__shim(&sp);
-    }
-    close(g[0]);
-    close(rp[1]);
-    close(dn[1]);
-    *done = dn[0];
-    setpgid(*pid, *pid); /* as the shim does: whichever comes first */
-    *gate = g[1];
-    *report = rp[0];
-    return 0;
+    errno = e > 0 ? e : EIO;
+    return -1;
 }
 
 /* Opens the gate of trial pid; its exec's outcome: 0, or the errno it
@@ -499,7 +562,7 @@ static int lock_pid_file(int dirfd)
 {
     int fd, e;
 
-    if (fault_nospace()) {
+    if (sw_local__fault_nospace()) {
         errno = ENOSPC;
         return -1;
     }
@@ -516,12 +579,12 @@ static int lock_pid_file(int dirfd)
 
 /* Writes the pid file of the shim pid (held at its gate) into the locked
  * pid.tmp `fd` and renames it into place; -1 with errno. */
-static int fill_pid_file(int dirfd, int fd, pid_t pid, uint64_t *start)
+static int fill_pid_file(int dirfd, int fd, pid_t pid, const char *boot,
+                         uint64_t *start)
 {
-    char line[160], boot[64];
+    char line[160];
     pid_t pgrp;
 
-    sw_local__boot_id(boot, sizeof(boot));
     /* unreaped, the shim is in /proc: its start time is there to read */
     if (!sw_local__start_time(pid, start, &pgrp) || *start == 0) {
         errno = ESRCH;
@@ -529,7 +592,7 @@ static int fill_pid_file(int dirfd, int fd, pid_t pid, uint64_t *start)
     }
     snprintf(line, sizeof(line), "%d %d %" PRIu64 "\n%s\n", (int)getpid(),
              (int)pid, *start, boot);
-    if (fault_nospace()) {
+    if (sw_local__fault_nospace()) {
         errno = ENOSPC;
         return -1;
     }
@@ -597,7 +660,7 @@ static void launch(supervisor *s, request *r)
         goto done;
     }
     fault_launch_stop();
-    if (fill_pid_file(dirfd, fds[3], pid, &start) < 0) {
+    if (fill_pid_file(dirfd, fds[3], pid, s->boot, &start) < 0) {
         abandon(s, r, dirfd, pid, gate, report, errno);
         goto done;
     }
@@ -689,6 +752,8 @@ static bool doomed(const supervisor *s, pid_t pid)
     unsigned long tag;
     size_t i, running = 0;
 
+    if (pid == s->factory_pid)
+        return false; /* it makes the shims */
     for (i = 0; i < s->n; i++)
         if (s->trials[i].pid == pid)
             return false; /* a shim: nothing of it is read */
@@ -707,12 +772,17 @@ static bool doomed(const supervisor *s, pid_t pid)
  * only descend from it). Its other descendants are orphaned in turn. The
  * supervisor's children are read from /proc/self/task/TID/children: its
  * shims and orphans, never a scan of all of /proc. */
-static void cull(const supervisor *s)
+static void cull(supervisor *s)
 {
     pid_t kids[1024];
-    size_t n = sw_local__children(getpid(), kids, 1024), i;
+    size_t n = sw_local__children(getpid(), kids, 1024), i, j;
 
+    s->strays = false;
     for (i = 0; i < n; i++) {
+        for (j = 0; j < s->n && s->trials[j].pid != kids[i]; j++)
+            ;
+        if (j == s->n && kids[i] != s->factory_pid)
+            s->strays = true; /* an orphan, doomed or not */
         if (!doomed(s, kids[i]))
             continue;
         kill(-kids[i], SIGKILL); /* ESRCH unless it leads a group */
@@ -919,7 +989,12 @@ static void ended(supervisor *s, size_t i, const siginfo_t *si)
         known = trial_end(t, si);
     kill(-t->pid, SIGKILL);
     t->tag = 0; /* ended: its orphans go */
-    cull(s);
+    /* a shim that spoke ended its trial's descendants first, which were
+     * its own (a subreaper) while it lived: orphans come here only from
+     * a killed shim, and the last look may have found some */
+    s->strays = s->strays || !word;
+    if (s->strays)
+        cull(s);
     /* the shim records its trial's end, unless it could not (a full disk)
      * or was killed: then it is written here */
     if (word != SW_LOCAL_SHIM_RECORDED && known &&
@@ -980,12 +1055,33 @@ static void reap(supervisor *s)
         if (i < s->n) {
             ended(s, i, &si);
         } else {
+            if (si.si_pid == s->factory_pid)
+                drop_factory(s);         /* spawned shims from now on */
             waitpid(si.si_pid, NULL, 0); /* an orphan, not a trial */
             orphans = true;
         }
     }
     if (orphans) /* their own orphans, if they were killed, are next */
         cull(s);
+}
+
+/* The shim program, written once into a memfd, then opened again read
+ * only (a file open for writing cannot be executed): its descriptor, or
+ * -1. */
+static int load_shim(void)
+{
+    size_t n = (size_t)(sw_local__shim_elf_end - sw_local__shim_elf);
+    char path[64];
+    int fd = memfd_create("sweep-shim", MFD_CLOEXEC), ro = -1;
+
+    if (fd < 0)
+        return -1;
+    if (sw_write_all(fd, sw_local__shim_elf, n) == 0) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ro = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    close(fd);
+    return ro;
 }
 
 /* Leaves the orchestrator's session and keeps only what it needs. */
@@ -1009,7 +1105,8 @@ static void detach(supervisor *s)
     signal(SIGCHLD, SIG_DFL);
     s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (s->sigfd < 0 || s->devnull < 0)
+    s->shim = load_shim();
+    if (s->sigfd < 0 || s->devnull < 0 || s->shim < 0)
         _exit(1);
     dup2(s->devnull, 0);
     dup2(s->devnull, 1);
@@ -1020,52 +1117,24 @@ static void detach(supervisor *s)
     }
 }
 
-static void close_from_to(unsigned int lo, unsigned int hi)
-{
-#ifdef SYS_close_range
-    if (lo > hi || syscall(SYS_close_range, lo, hi, 0) == 0)
-        return;
-#endif
-    for (; lo <= hi && lo < 65536; lo++)
-        close((int)lo);
-}
-
-void sw_local__close_except(const int *keep, int n)
-{
-    unsigned int lo = 3, next;
-    int i;
-
-    for (;;) { /* the kept ones, smallest first: n is a handful */
-        next = ~0U;
-        for (i = 0; i < n; i++)
-            if (keep[i] >= 0 && (unsigned int)keep[i] >= lo &&
-                (unsigned int)keep[i] < next)
-                next = (unsigned int)keep[i];
-        if (next == ~0U)
-            break;
-        if (next > lo)
-            close_from_to(lo, next - 1);
-        lo = next + 1;
-    }
-    close_from_to(lo, ~0U);
-}
-
-/* Closes every descriptor but the supervisor's own four. */
+/* Closes every descriptor but the supervisor's own five. */
 static void close_others(const supervisor *s)
 {
-    int keep[4] = {s->sock, s->events, s->sigfd, s->devnull};
+    int keep[5] = {s->sock, s->events, s->sigfd, s->devnull, s->shim};
 
-    sw_local__close_except(keep, 4);
+    sw_local__close_except(keep, 5);
 }
 
 _Noreturn void sw_local__supervise(int sock, int events)
 {
-    supervisor s = {sock, events, -1, -1, NULL, 0, 0, 0};
+    supervisor s = {sock, events, -1, -1, -1, -1, 0, false, "", NULL, 0, 0, 0};
     struct pollfd p[2];
     bool connected = true, retry;
 
     detach(&s);
     close_others(&s);
+    s.factory = sw_local__factory_start(s.shim, &s.factory_pid);
+    sw_local__boot_id(s.boot, sizeof(s.boot)); /* once: it cannot change */
     while (connected || s.n > 0) {
         p[0].fd = s.sigfd;
         p[0].events = POLLIN;
@@ -1081,6 +1150,7 @@ _Noreturn void sw_local__supervise(int sock, int events)
         if (connected && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
             connected = serve(&s);
     }
+    drop_factory(&s);  /* it reads the end of its socket and ends */
     while (s.n == 0) { /* no trial left: nor anything of theirs */
         cull(&s);
         if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)

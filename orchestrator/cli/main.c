@@ -63,15 +63,22 @@ static void usage(FILE *out)
 /* OpenBLAS (loaded for the GP search) starts a thread per core as it
  * loads, each spinning about 0.1 s before it sleeps: CPU time that a short
  * command (sweep ls, show, --help) paid many times over, a core's worth
- * per core. Its own fork handler stops them the same way, and a BLAS call
- * that wants them starts them again (the engine holds OpenBLAS to one
- * thread anyway). Looked up at run time: other BLAS builds have none. */
+ * per core. It is held to one thread first, then its threads are
+ * stopped: in that order, as setting the number after the stop starts
+ * them again (and a sweep paid the 0.1 s of spinning anyway), while one
+ * thread's BLAS calls start none. Looked up at run time: other BLAS
+ * builds have neither. */
 static void stop_blas_threads(void)
 {
+    void (*set)(int) = NULL;
     int (*stop)(void) = NULL;
-    void *sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
 
+    memcpy(&set, &sym, sizeof(set));
+    sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
     memcpy(&stop, &sym, sizeof(stop));
+    if (set)
+        set(1);
     if (stop)
         stop();
 }

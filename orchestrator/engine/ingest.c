@@ -14,7 +14,9 @@
  * logged it (`_timestamp`, as W&B's wandb.log records): then that, held
  * between its attempt's start and now, so a batch of reports (or lines
  * read in one pass) keeps each one's own time and a trial's wrong clock
- * cannot put a value outside its attempt.
+ * cannot put a value outside its attempt. "Now", for the lines read
+ * after the attempt's end was seen (the rest of its output, drained), is
+ * its end: they were written before it.
  */
 #include <string.h>
 
@@ -32,6 +34,10 @@ static void touch(sw_engine *e, sw_slot *s)
 
 static double time_of(const sw_slot *s, const sw_metric_point *p, double now)
 {
+    /* read once its attempt had ended (its last lines, drained): it was
+     * there before the end, whenever the end was seen first */
+    if (s->phase == SW_SLOT_ENDED && s->end.at > 0 && now > s->end.at)
+        now = s->end.at;
     if (p->time <= 0 || p->time >= now)
         return now;
     return p->time > s->rec.started_at ? p->time : s->rec.started_at;
