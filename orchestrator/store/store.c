@@ -45,6 +45,10 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
+    /* a begin() and commit() inside a hold: one per metric batch of a
+     * simulation, too many to parse each time */
+    [Q_SAVEPOINT] = "SAVEPOINT sw_tx",
+    [Q_RELEASE] = "RELEASE sw_tx",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
                     " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
@@ -456,7 +460,7 @@ int sw_store_begin(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = true;
-        return sw_store__exec(st, "SAVEPOINT sw_tx", "begin");
+        return step_done(st, st->stmt[Q_SAVEPOINT], "begin");
     }
     return step_done(st, st->stmt[Q_BEGIN], "begin");
 }
@@ -470,7 +474,7 @@ int sw_store_commit(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = false;
-        return sw_store__exec(st, "RELEASE sw_tx", "commit");
+        return step_done(st, st->stmt[Q_RELEASE], "commit");
     }
     return step_done(st, st->stmt[Q_COMMIT], "commit");
 }

@@ -24,6 +24,8 @@ enum {
     Q_BEGIN,
     Q_COMMIT,
     Q_ROLLBACK,
+    Q_SAVEPOINT,
+    Q_RELEASE,
     Q_PUT_SWEEP,
     Q_GET_SWEEP,
     Q_SWEEP_PREFIX,
