@@ -435,6 +435,16 @@ static int new_token(const sw_engine *e, sw_slot *s)
     return error;
 }
 
+/* Whether a run's folder gets its checkpoint/: always for real; in a
+ * simulation only under a rule that pauses (promotion ASHA, PBT), where
+ * the simulator keeps there the step a paused run trained to. A surrogate
+ * has nothing else to keep, and the folder is a directory per trial, as
+ * costly as the trial's other files together. */
+static bool needs_checkpoint(const sw_engine *e)
+{
+    return !e->virtual_time || e->promoter || e->pbt;
+}
+
 /* On a worker thread: the run's folder for its next attempt (the last
  * attempt's status files put aside, checkpoint/, params.json) and the
  * code it starts with. File creation is slow work: tens of microseconds
@@ -447,7 +457,8 @@ static void capture_run(sw_engine_work *w)
     archive_attempt(c);
     worker_file(s, NULL); /* an earlier attempt's worker is not this one's */
     sw_provenance_run(c->e, &s->rec); /* can't fail */
-    c->error = sw_contract_prepare(s->run_dir, s->rec.params);
+    c->error =
+        sw_contract_prepare(s->run_dir, s->rec.params, needs_checkpoint(c->e));
     if (!c->error)
         c->error = new_token(c->e, s);
     c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
