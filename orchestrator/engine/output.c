@@ -86,7 +86,10 @@ static void warn_long(sw_engine *e, sw_slot *s, int64_t len)
 
 /* Records a batch and the offset it was read up to in one transaction;
  * on failure neither the store nor the slot has moved (but the stopping
- * rule may have seen values: a failed commit ends the sweep). */
+ * rule may have seen values: a failed commit ends the sweep). Only the
+ * offset and the value move here (every other change of the run is
+ * committed where it is made), and the run's row is written once per
+ * batch: only they are. */
 static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
                           size_t consumed)
 {
@@ -98,7 +101,7 @@ static int record_metrics(sw_engine *e, sw_slot *s, sw_metric_batch *b,
         rc = sw_engine__ingest(e, s, b, sw_clock_wall(e->clock), &changed);
     s->rec.stdout_offset += (int64_t)consumed;
     if (rc >= 0)
-        rc = sw_store_update_run(e->st, &s->rec);
+        rc = sw_store_update_progress(e->st, &s->rec);
     if (rc >= 0)
         rc = sw_store_commit(e->st);
     if (rc < 0) {

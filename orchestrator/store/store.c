@@ -79,6 +79,8 @@ static const char *const stmt_sql[Q_COUNT] = {
                      " git_dirty = ?13, git = ?14, lost = ?21, gpus = ?22,"
                      " queued_seconds = ?23, pending_reason = ?24"
                      " WHERE id = ?1",
+    [Q_UPDATE_PROGRESS] = "UPDATE runs SET stdout_offset = ?2, value = ?3"
+                          " WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
@@ -817,6 +819,27 @@ int sw_store_update_run(sw_store *st, const sw_run_rec *r)
     int error = SW_OK;
 
     if (bind_run_state(s, r) || sqlite3_step(s) != SQLITE_DONE)
+        error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND,
+                             "store %s: update run '%s': no "
+                             "such run",
+                             st->path, r->id ? r->id : "(null)");
+    finish(s);
+    return error;
+}
+
+/* Writes what reading the output of the run `r->id` moves: how far it is
+ * read, and its latest value. SW_ENOTFOUND when there is no such run. */
+int sw_store_update_progress(sw_store *st, const sw_run_rec *r)
+{
+    sqlite3_stmt *s = st->stmt[Q_UPDATE_PROGRESS];
+    int error = SW_OK;
+
+    if (sw_store__bind_str(s, 1, r->id) ||
+        sqlite3_bind_int64(s, 2, r->stdout_offset) ||
+        bind_opt(s, 3, r->has_value, r->value) ||
+        sqlite3_step(s) != SQLITE_DONE)
         error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
     else if (sqlite3_changes(st->db) == 0)
         error = sw_error_set(SW_ENOTFOUND,

@@ -35,6 +35,7 @@ enum {
     Q_LIST_SWEEPS,
     Q_PUT_RUN,
     Q_UPDATE_RUN,
+    Q_UPDATE_PROGRESS,
     Q_GET_RUN,
     Q_LIST_RUNS,
     Q_PUT_METRIC,
