@@ -86,11 +86,11 @@ static const char *const stmt_sql[Q_COUNT] = {
                     " ORDER BY idx",
     [Q_PUT_METRIC] = "INSERT INTO metrics (run_id, step, name, value, time)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
-    /* a NULL step never equals: a report without one always counts */
-    [Q_PUT_METRIC_ONCE] = "INSERT INTO metrics (run_id, step, name, value,"
-                          " time) SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS"
-                          " (SELECT 1 FROM metrics WHERE run_id = ?1 AND"
-                          " step = ?2 AND name = ?3)",
+    /* a NULL step never equals: a report without one always counts. Not
+     * one INSERT ... SELECT ... WHERE NOT EXISTS: an insert that reads
+     * its own table builds a temporary table each time */
+    [Q_HAS_METRIC] = "SELECT 1 FROM metrics WHERE run_id = ?1 AND"
+                     " step = ?2 AND name = ?3",
     [Q_COUNT_RUNS] = "SELECT state, count(*) FROM runs WHERE sweep_id = ?1"
                      " GROUP BY state",
     /* rowid is the order of reporting: each name's last row, ordered by
@@ -991,8 +991,28 @@ static int put_metric(sw_store *st, int q, const char *run_id, int64_t step,
         error =
             sw_store__fail(st, "put metric '%s' of run '%s'",
                            name ? name : "(null)", run_id ? run_id : "(null)");
-    else if (q == Q_PUT_METRIC_ONCE)
-        error = sqlite3_changes(st->db) == 1;
+    finish(s);
+    return error;
+}
+
+/* Whether the run has a value of `name` at `step` (never at no step);
+ * a negative SW_E... code on failure. */
+static int has_metric(sw_store *st, const char *run_id, int64_t step,
+                      const char *name)
+{
+    sqlite3_stmt *s = st->stmt[Q_HAS_METRIC];
+    int rc = SQLITE_DONE, error;
+
+    if (step >= 0 &&
+        (sw_store__bind_str(s, 1, run_id) || sqlite3_bind_int64(s, 2, step) ||
+         sw_store__bind_str(s, 3, name) ||
+         ((rc = sqlite3_step(s)) != SQLITE_ROW && rc != SQLITE_DONE)))
+        rc = SQLITE_ERROR;
+    error = rc == SQLITE_ROW    ? 1
+            : rc == SQLITE_DONE ? 0
+                                : sw_store__fail(st, "metric '%s' of run '%s'",
+                                                 name ? name : "(null)",
+                                                 run_id ? run_id : "(null)");
     finish(s);
     return error;
 }
@@ -1007,7 +1027,12 @@ int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
 int sw_store_put_metric_once(sw_store *st, const char *run_id, int64_t step,
                              const char *name, double value, double time)
 {
-    return put_metric(st, Q_PUT_METRIC_ONCE, run_id, step, name, value, time);
+    int has = has_metric(st, run_id, step, name);
+
+    if (has != 0)
+        return has < 0 ? has : 0;
+    has = put_metric(st, Q_PUT_METRIC, run_id, step, name, value, time);
+    return has < 0 ? has : 1;
 }
 
 /* Calls `fn` once per metric name of `run_id` with its last value, in

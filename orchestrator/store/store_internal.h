@@ -39,7 +39,7 @@ enum {
     Q_GET_RUN,
     Q_LIST_RUNS,
     Q_PUT_METRIC,
-    Q_PUT_METRIC_ONCE,
+    Q_HAS_METRIC,
     Q_COUNT_RUNS,
     Q_LAST_METRICS,
     Q_COUNT
