@@ -292,6 +292,10 @@ struct sw_engine {
      * output is read at every pump, since lines appear only when the
      * executor puts them there, and nothing waits on real time */
     bool virtual_time;
+    /* some slot has had a job_key (a run handed to a worker's process):
+     * until then an executor event's slot is found by the run's id alone
+     * (job_slot() in lifecycle.c), not by a scan of every slot */
+    bool job_keys;
     struct {                   /* budget.c: what ended attempts spent */
         double gpu_s, trial_s; /* GPU-seconds, attempt-seconds */
         double first;          /* the first attempt's start (wall); 0 */

@@ -134,6 +134,7 @@ static int hand_over(sw_engine *e, sw_slot *h, sw_slot *b)
     sw_exit done = {true, 0, 0, false};
 
     b->job_key = sw_strdup(job_key(h));
+    e->job_keys = true;
     b->job_handle = h->rec.job ? sw_strdup(h->rec.job) : NULL;
     b->next_req = h->next_req;
     h->next_req = NULL;
@@ -914,12 +915,14 @@ static int on_running(sw_engine *e, sw_slot *s, double at)
 }
 
 /* The slot an executor event is about: the attempt that runs in the
- * process `key` names now (a run handed to a worker), else the run's. */
+ * process `key` names now (a run handed to a worker), else the run's.
+ * The scan for the first is skipped while no slot has had a job_key: an
+ * event for each line a simulation gives, among thousands of slots. */
 static sw_slot *job_slot(const sw_engine *e, const char *key)
 {
     size_t i;
 
-    for (i = 0; key && i < e->n_slots; i++)
+    for (i = 0; key && e->job_keys && i < e->n_slots; i++)
         if (e->slots[i]->job_key && strcmp(e->slots[i]->job_key, key) == 0 &&
             e->slots[i]->phase != SW_SLOT_ENDED)
             return e->slots[i];
