@@ -351,6 +351,8 @@ bool sw_engine__stopping(const sw_engine *e);
 /* count_queued(): how many started attempts wait in the executor's queue
  * (counted in count_started() too). */
 sw_slot *sw_engine__new_slot(sw_engine *e);
+/* The slot's rec.id is set: find_slot() finds it without a scan. */
+void sw_engine__slot_named(sw_engine *e, sw_slot *s);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
 /* Frees the index find_slot keeps (engine disposal). */

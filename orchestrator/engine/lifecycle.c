@@ -173,6 +173,7 @@ static int new_run(sw_engine *e, const sw_trial *t)
     sw_slot *s = sw_engine__new_slot(e);
     int error = sw_engine__make_run(e, t, &s->rec);
 
+    sw_engine__slot_named(e, s);
     e->next_idx = t->index + 1;
     if (error) {
         sw_engine__gpus_unreserve(e);
@@ -557,6 +558,7 @@ static void fill(sw_engine *e)
         if (sw_engine__dequeue(e, &r)) {
             s = sw_engine__new_slot(e);
             s->rec = r;
+            sw_engine__slot_named(e, s);
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
             place_run(e, s);
             continue;
