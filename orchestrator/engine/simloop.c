@@ -186,7 +186,10 @@ static void pump(driver *d)
 {
     sw_engine *e = d->e;
 
-    if (!d->held && sw_store_hold(e->st) == SW_OK) {
+    /* no hold while the WAL is checkpointed: SQLite starts the WAL over
+     * only at a write transaction that begins once all of it is copied,
+     * and a hold begun meanwhile would let it grow without end */
+    if (!d->held && !e->checkpointing && sw_store_hold(e->st) == SW_OK) {
         d->held = true;
         d->held_since = real_now();
     }
@@ -248,6 +251,8 @@ static bool turn(driver *d, size_t *idle)
     }
     *idle = 0;
     if (d->in_flight > 0 || sw_executor_fd(e->ex) >= 0) {
+        if (e->checkpointing) /* it copies what is committed */
+            commit(d);
         wait_real(d);
     } else if (wake > 0) {
         commit_if_due(d);
