@@ -7,8 +7,9 @@
  * Each attempt's process (a surrogate) is started at once, for real, with
  * SWEEP_SIMULATE=1 in its environment; it prints its whole learning curve
  * as `@metrics` lines, each of which may carry `_seconds`, the virtual
- * seconds that step took (default 1). Its output goes to a file beside
- * the run's logs (simulated.out). When the process has exited, the curve
+ * seconds that step took (default 1). Its output goes to a file in
+ * memory (a memfd: no inode on the run's disk, which the trial's own
+ * files already cost). When the process has exited, the curve
  * is replayed: line i is appended to the run's stdout.log at the launch's
  * virtual time plus the seconds of lines 0..i, so the engine reads it
  * "live", and the attempt ends, with the process's exit status, when its
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h> /* memfd_create */
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -67,7 +69,7 @@ typedef struct {
 
 typedef struct {
     char *key;
-    char *curve_path; /* the surrogate's stdout */
+    int curve_fd; /* the surrogate's stdout, a memfd; -1 once read */
     char *stderr_path;
     int out_fd; /* the run's stdout.log, appended to */
     pid_t pid;  /* the surrogate; 0 once reaped */
@@ -241,7 +243,8 @@ static void free_job(job *j)
     if (j->pidfd >= 0)
         close(j->pidfd);
     free(j->key);
-    free(j->curve_path);
+    if (j->curve_fd >= 0)
+        close(j->curve_fd);
     free(j->stderr_path);
     free(j->mark_path);
     free(j->raw);
@@ -338,25 +341,26 @@ static void draw(const sim *x, const job *j, double *u, double *v)
 
 /* ---- reading a curve -------------------------------------------------- */
 
-/* Reads the surrogate's output file whole. */
+/* Reads the surrogate's output whole, and lets it go. */
 static int read_curve(job *j)
 {
     struct stat st;
     ssize_t got;
-    int fd = open(j->curve_path, O_RDONLY | O_CLOEXEC);
+    int fd = j->curve_fd, error = 0;
 
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size > CURVE_MAX) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
+    j->curve_fd = -1;
+    if (fstat(fd, &st) != 0 || st.st_size > CURVE_MAX)
+        error = -1;
+    if (!error) {
+        j->raw = sw_malloc((size_t)st.st_size + 1);
+        while (j->raw_len < (size_t)st.st_size &&
+               (got = pread(fd, j->raw + j->raw_len,
+                            (size_t)st.st_size - j->raw_len,
+                            (off_t)j->raw_len)) > 0)
+            j->raw_len += (size_t)got;
     }
-    j->raw = sw_malloc((size_t)st.st_size + 1);
-    while (j->raw_len < (size_t)st.st_size &&
-           (got = read(fd, j->raw + j->raw_len,
-                       (size_t)st.st_size - j->raw_len)) > 0)
-        j->raw_len += (size_t)got;
     close(fd);
-    return 0;
+    return error;
 }
 
 /* With the failure rate, cuts the curve at a uniformly drawn time: the
@@ -443,8 +447,7 @@ static int spawn(const sw_launch *l, int out, int err, pid_t *pid)
  * cannot. */
 static char *start_surrogate(sim *x, job *j, const sw_launch *l)
 {
-    int out =
-            open(j->curve_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+    int out = j->curve_fd = memfd_create("simulated.out", MFD_CLOEXEC),
         err = open(l->stderr_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
                    0600);
     struct epoll_event ev = {.events = EPOLLIN};
@@ -464,8 +467,6 @@ static char *start_surrogate(sim *x, job *j, const sw_launch *l)
         waitpid(j->pid, NULL, 0);
         j->pid = 0;
     }
-    if (out >= 0)
-        close(out);
     if (err >= 0)
         close(err);
     return why;
@@ -531,7 +532,7 @@ static int sim_launch(sw_executor *ex, const sw_launch *l)
                             l->key);
     j = sw_calloc(1, sizeof(*j));
     j->key = sw_strdup(l->key);
-    j->curve_path = sw_aprintf("%s/simulated.out", l->dir);
+    j->curve_fd = -1;
     j->stderr_path = sw_strdup(l->stderr_path);
     j->pidfd = -1;
     set_shape(x, j, l);
@@ -587,10 +588,8 @@ static void surrogate_done(sim *x, job *j, int status)
         j->exit = (sw_exit){true, 1, 0, false};
         sw_sim__shape(&j->c, "", 0, &j->shape);
         j->c.end_at = j->shape.start;
-        note(j,
-             "sweep sim: cannot read the curve in %s (missing, or over "
-             "%d MiB)\n",
-             j->curve_path, CURVE_MAX >> 20);
+        note(j, "sweep sim: cannot read the curve (over %d MiB)\n",
+             CURVE_MAX >> 20);
     } else {
         sw_sim__shape(&j->c, j->raw, j->raw_len, &j->shape);
         inject_failure(x, j);

@@ -321,12 +321,13 @@ int sw_contract_wandb_config(char **out, const char *params_json)
     return SW_OK;
 }
 
-int sw_contract_prepare(const char *run_dir, const char *params_json)
+int sw_contract_prepare(const char *run_dir, const char *params_json,
+                        bool checkpoint)
 {
     char *ckpt = sw_aprintf("%s/checkpoint", run_dir);
     char *params = sw_aprintf("%s/params.json", run_dir);
     char *yaml_path = sw_aprintf("%s/params.yaml", run_dir), *yaml = NULL;
-    int error = sw_contract_mkdirs(ckpt);
+    int error = sw_contract_mkdirs(checkpoint ? ckpt : run_dir);
 
     if (!error)
         error = sw_contract_write_file(params, params_json);

@@ -17,6 +17,7 @@
 #ifndef SW_CONTRACT_H
 #define SW_CONTRACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,11 +49,12 @@ char **sw_contract_env(const sw_contract *c);
  * not such an array or is empty. */
 char **sw_contract_argv(const char *argv_json);
 
-/* Makes the run's folder and its checkpoint/ folder and writes its
- * params.json and params.yaml (atomically). SW_EIO with a message naming
- * the path. Parameters params.yaml cannot be made from (JSON sweep
- * cannot read back, a NaN) leave it unwritten. */
-int sw_contract_prepare(const char *run_dir, const char *params_json);
+/* Makes the run's folder (and, with `checkpoint`, its checkpoint/
+ * folder) and writes its params.json and params.yaml (atomically). SW_EIO
+ * with a message naming the path. Parameters params.yaml cannot be made
+ * from (JSON sweep cannot read back, a NaN) leave it unwritten. */
+int sw_contract_prepare(const char *run_dir, const char *params_json,
+                        bool checkpoint);
 
 /* Makes <to_run_dir>/checkpoint a copy of <from_run_dir>/checkpoint (an
  * empty folder when that is missing), replacing whatever was there, all

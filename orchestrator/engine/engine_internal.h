@@ -292,6 +292,10 @@ struct sw_engine {
      * output is read at every pump, since lines appear only when the
      * executor puts them there, and nothing waits on real time */
     bool virtual_time;
+    /* some slot has had a job_key (a run handed to a worker's process):
+     * until then an executor event's slot is found by the run's id alone
+     * (job_slot() in lifecycle.c), not by a scan of every slot */
+    bool job_keys;
     struct {                   /* budget.c: what ended attempts spent */
         double gpu_s, trial_s; /* GPU-seconds, attempt-seconds */
         double first;          /* the first attempt's start (wall); 0 */
@@ -347,6 +351,8 @@ bool sw_engine__stopping(const sw_engine *e);
 /* count_queued(): how many started attempts wait in the executor's queue
  * (counted in count_started() too). */
 sw_slot *sw_engine__new_slot(sw_engine *e);
+/* The slot's rec.id is set: find_slot() finds it without a scan. */
+void sw_engine__slot_named(sw_engine *e, sw_slot *s);
 void sw_engine__free_slot(sw_engine *e, sw_slot *s);
 sw_slot *sw_engine__find_slot(const sw_engine *e, const char *run_id);
 /* Frees the index find_slot keeps (engine disposal). */

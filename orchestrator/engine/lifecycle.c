@@ -134,6 +134,7 @@ static int hand_over(sw_engine *e, sw_slot *h, sw_slot *b)
     sw_exit done = {true, 0, 0, false};
 
     b->job_key = sw_strdup(job_key(h));
+    e->job_keys = true;
     b->job_handle = h->rec.job ? sw_strdup(h->rec.job) : NULL;
     b->next_req = h->next_req;
     h->next_req = NULL;
@@ -172,6 +173,7 @@ static int new_run(sw_engine *e, const sw_trial *t)
     sw_slot *s = sw_engine__new_slot(e);
     int error = sw_engine__make_run(e, t, &s->rec);
 
+    sw_engine__slot_named(e, s);
     e->next_idx = t->index + 1;
     if (error) {
         sw_engine__gpus_unreserve(e);
@@ -435,6 +437,16 @@ static int new_token(const sw_engine *e, sw_slot *s)
     return error;
 }
 
+/* Whether a run's folder gets its checkpoint/: always for real; in a
+ * simulation only under a rule that pauses (promotion ASHA, PBT), where
+ * the simulator keeps there the step a paused run trained to. A surrogate
+ * has nothing else to keep, and the folder is a directory per trial, as
+ * costly as the trial's other files together. */
+static bool needs_checkpoint(const sw_engine *e)
+{
+    return !e->virtual_time || e->promoter || e->pbt;
+}
+
 /* On a worker thread: the run's folder for its next attempt (the last
  * attempt's status files put aside, checkpoint/, params.json) and the
  * code it starts with. File creation is slow work: tens of microseconds
@@ -447,7 +459,8 @@ static void capture_run(sw_engine_work *w)
     archive_attempt(c);
     worker_file(s, NULL); /* an earlier attempt's worker is not this one's */
     sw_provenance_run(c->e, &s->rec); /* can't fail */
-    c->error = sw_contract_prepare(s->run_dir, s->rec.params);
+    c->error =
+        sw_contract_prepare(s->run_dir, s->rec.params, needs_checkpoint(c->e));
     if (!c->error)
         c->error = new_token(c->e, s);
     c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
@@ -545,6 +558,7 @@ static void fill(sw_engine *e)
         if (sw_engine__dequeue(e, &r)) {
             s = sw_engine__new_slot(e);
             s->rec = r;
+            sw_engine__slot_named(e, s);
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
             place_run(e, s);
             continue;
@@ -903,12 +917,14 @@ static int on_running(sw_engine *e, sw_slot *s, double at)
 }
 
 /* The slot an executor event is about: the attempt that runs in the
- * process `key` names now (a run handed to a worker), else the run's. */
+ * process `key` names now (a run handed to a worker), else the run's.
+ * The scan for the first is skipped while no slot has had a job_key: an
+ * event for each line a simulation gives, among thousands of slots. */
 static sw_slot *job_slot(const sw_engine *e, const char *key)
 {
     size_t i;
 
-    for (i = 0; key && i < e->n_slots; i++)
+    for (i = 0; key && e->job_keys && i < e->n_slots; i++)
         if (e->slots[i]->job_key && strcmp(e->slots[i]->job_key, key) == 0 &&
             e->slots[i]->phase != SW_SLOT_ENDED)
             return e->slots[i];

@@ -68,8 +68,10 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     s = sw_engine__new_slot(e);
     s->rec = *r;
     memset(r, 0, sizeof(*r));
+    sw_engine__slot_named(e, s);
     s->run_dir = dir;
     s->job_key = worker; /* it runs in that run's process */
+    e->job_keys = e->job_keys || worker;
     s->adopted = true;
     s->first_step = -2;
     s->proven = true; /* it ran before: no probation (lifecycle.c) */

@@ -24,12 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orchestrator/engine/engine_internal.h"
 
 #define WORKERS 2
 #define MAX_IDLE_PUMPS 100000 /* in a row at one instant: a stall */
+#define COMMIT_EVERY_S 0.1    /* real seconds a transaction stays open */
 
 typedef struct node node;
 struct node {
@@ -46,8 +48,10 @@ typedef struct {
     node *todo, *done; /* under mu; todo in order, done in any */
     size_t in_flight;  /* submitted, not yet handed back to the engine */
     bool quit;
-    int wake_fd;  /* an eventfd: a piece of work is done, or a signal */
-    bool signals; /* our handlers are installed; old[] are the others */
+    int wake_fd;       /* an eventfd: a piece of work is done, or a signal */
+    bool held;         /* the store's transaction is open (pump()) */
+    double held_since; /* since when, in real seconds */
+    bool signals;      /* our handlers are installed; old[] are the others */
     struct sigaction old[2];
 } driver;
 
@@ -63,6 +67,14 @@ static void on_signal(int sig)
     if (signal_fd >= 0 && write(signal_fd, &one, sizeof(one)) < 0)
         (void)0; /* the loop sees the signal at its next turn anyway */
     errno = saved;
+}
+
+static double real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- the worker pool -------------------------------------------------- */
@@ -127,15 +139,26 @@ static void collect(driver *d)
 
 /* ---- waiting on real things ------------------------------------------- */
 
+static void commit(driver *d);
+
 /* Sleeps until some work is done, the executor's descriptor is readable
- * or a signal came. */
+ * or a signal came; the store's transaction is committed when it has
+ * been open COMMIT_EVERY_S, so a long wait leaves no reader behind. */
 static void wait_real(driver *d)
 {
     struct pollfd fds[2] = {{d->wake_fd, POLLIN, 0},
                             {sw_executor_fd(d->e->ex), POLLIN, 0}};
+    double left = d->held_since + COMMIT_EVERY_S - real_now();
     uint64_t count;
+    int n = 0;
 
-    if (poll(fds, 2, -1) > 0 && (fds[0].revents & POLLIN) &&
+    if (d->held && left > 0)
+        n = poll(fds, 2, (int)(left * 1000) + 1);
+    if (n == 0) {
+        commit(d);
+        n = poll(fds, 2, -1);
+    }
+    if (n > 0 && (fds[0].revents & POLLIN) &&
         read(d->wake_fd, &count, sizeof(count)) < 0)
         (void)0; /* nothing to clear */
 }
@@ -150,16 +173,41 @@ static void take_signal(driver *d)
     sw_engine__interrupt(d->e, sig);
 }
 
-/* One pump, one commit: nothing of a simulation outlives it, so the
- * store need not reach the disk at each change, and a virtual instant is
- * recorded whole or not at all. */
-static void pump(sw_engine *e)
+/* The store's one transaction, committed between pumps (so a virtual
+ * instant is recorded whole or not at all) once it has been open
+ * COMMIT_EVERY_S of real time, before the loop waits on something real,
+ * and at the end. Nothing of a simulation outlives it, so the store need
+ * not reach the disk at each change; and most of what a commit costs is
+ * writing each page it touched, which a commit of many instants does
+ * once: the metrics of thousands of runs at distinct instants touch
+ * nearly a page each. Only this connection reads what the loop decides
+ * from, so when it is committed changes no decision. */
+static void pump(driver *d)
 {
-    bool held = sw_store_hold(e->st) == SW_OK;
+    sw_engine *e = d->e;
 
+    /* no hold while the WAL is checkpointed: SQLite starts the WAL over
+     * only at a write transaction that begins once all of it is copied,
+     * and a hold begun meanwhile would let it grow without end */
+    if (!d->held && !e->checkpointing && sw_store_hold(e->st) == SW_OK) {
+        d->held = true;
+        d->held_since = real_now();
+    }
     sw_engine__pump(e);
-    if (held)
-        sw_engine__fatal(e, sw_store_release(e->st));
+}
+
+static void commit(driver *d)
+{
+    if (!d->held)
+        return;
+    d->held = false;
+    sw_engine__fatal(d->e, sw_store_release(d->e->st));
+}
+
+static void commit_if_due(driver *d)
+{
+    if (d->held && real_now() - d->held_since >= COMMIT_EVERY_S)
+        commit(d);
 }
 
 /* Moves the clock to `wake`; a clock that does not get there would spin
@@ -186,9 +234,11 @@ static bool turn(driver *d, size_t *idle)
 
     collect(d);
     take_signal(d);
-    pump(e);
-    if (e->finished)
+    pump(d);
+    if (e->finished) {
+        commit(d);
         return false;
+    }
     wake = sw_engine__next_wake(e);
     now = sw_clock_mono(e->clock);
     if (wake > 0 && wake <= now) { /* due now: pump again */
@@ -200,11 +250,14 @@ static bool turn(driver *d, size_t *idle)
         return true;
     }
     *idle = 0;
-    if (d->in_flight > 0 || sw_executor_fd(e->ex) >= 0)
+    if (d->in_flight > 0 || sw_executor_fd(e->ex) >= 0) {
+        if (e->checkpointing) /* it copies what is committed */
+            commit(d);
         wait_real(d);
-    else if (wake > 0)
+    } else if (wake > 0) {
+        commit_if_due(d);
         advance(e, wake);
-    else
+    } else
         sw_engine__fatal(e, sw_error_set(SW_ERROR,
                                          "the simulation has nothing left "
                                          "to wait for"));

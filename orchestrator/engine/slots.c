@@ -32,11 +32,15 @@ bool sw_engine__stopping(const sw_engine *e)
  * executor event does not compare the id with every slot's (at 4,096
  * simulated GPUs that was the largest cost of a simulation). It holds
  * places in e->slots and is only a hint: a hit is checked, a miss falls
- * back to a scan, and it is rebuilt when slots come or go, or a scan
- * finds what it missed (a slot whose id was set after the build). */
+ * back to a scan. It is kept as slots go (free_slot() moves the last one
+ * into the freed place), a slot is added once its id is set
+ * (sw_engine__slot_named(), or when a scan finds it), and it is built
+ * again only when it fills: a build hashes every slot's id, and slots
+ * come and go at each instant of a simulation. */
 struct sw_slot_index {
     size_t *at; /* places in e->slots; SIZE_MAX: empty */
     size_t mask;
+    size_t used; /* entries in at[] */
     bool stale;
 };
 
@@ -54,6 +58,7 @@ static void index_build(const sw_engine *e)
     }
     for (i = 0; i < cap; i++)
         ix->at[i] = SIZE_MAX;
+    ix->used = 0;
     for (i = 0; i < e->n_slots; i++) {
         if (!e->slots[i]->rec.id)
             continue;
@@ -61,8 +66,88 @@ static void index_build(const sw_engine *e)
         while (ix->at[h] != SIZE_MAX)
             h = (h + 1) & ix->mask;
         ix->at[h] = i;
+        ix->used++;
     }
     ix->stale = false;
+}
+
+static size_t home(const sw_engine *e, size_t place)
+{
+    return sw_str_hash(e->slots[place]->rec.id) & e->slot_index->mask;
+}
+
+/* Where the index holds `place`, found from the hash of `id`; SIZE_MAX:
+ * it does not. */
+static size_t index_entry(const sw_engine *e, const char *id, size_t place)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t h;
+
+    for (h = sw_str_hash(id) & ix->mask; ix->at[h] != SIZE_MAX;
+         h = (h + 1) & ix->mask)
+        if (ix->at[h] == place)
+            return h;
+    return SIZE_MAX;
+}
+
+/* Empties entry `h`, moving back the entries after it that their home
+ * would no longer reach (deletion from linear probing). An entry whose
+ * slot has no id any more, or another id, is only missed later: a miss
+ * falls back to a scan. */
+static void index_delete(const sw_engine *e, size_t h)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t j = h, k;
+
+    ix->at[h] = SIZE_MAX;
+    ix->used--;
+    for (;;) {
+        j = (j + 1) & ix->mask;
+        if (ix->at[j] == SIZE_MAX)
+            return;
+        if (ix->at[j] >= e->n_slots || !e->slots[ix->at[j]]->rec.id) {
+            ix->stale = true;
+            return;
+        }
+        k = home(e, ix->at[j]);
+        if (h <= j ? (k <= h || k > j) : (k <= h && k > j)) {
+            ix->at[h] = ix->at[j];
+            ix->at[j] = SIZE_MAX;
+            h = j;
+        }
+    }
+}
+
+/* Adds the slot at `place`, found by a scan; built again when full. */
+static void index_add(const sw_engine *e, size_t place)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t h;
+
+    if (ix->stale || 2 * (ix->used + 1) > ix->mask + 1) {
+        ix->stale = true;
+        return;
+    }
+    for (h = home(e, place); ix->at[h] != SIZE_MAX; h = (h + 1) & ix->mask)
+        ;
+    ix->at[h] = place;
+    ix->used++;
+}
+
+/* Slot `i` goes and the last one takes its place: the index follows. */
+static void index_move(const sw_engine *e, size_t i)
+{
+    struct sw_slot_index *ix = e->slot_index;
+    size_t last = e->n_slots - 1, h;
+
+    if (!ix || ix->stale || !ix->at)
+        return;
+    if (e->slots[i]->rec.id &&
+        (h = index_entry(e, e->slots[i]->rec.id, i)) != SIZE_MAX)
+        index_delete(e, h);
+    if (i != last && !ix->stale && e->slots[last]->rec.id &&
+        (h = index_entry(e, e->slots[last]->rec.id, last)) != SIZE_MAX)
+        ix->at[h] = i;
 }
 
 /* The slot the index knows for `key`, checked; NULL: it does not. */
@@ -89,13 +174,26 @@ void sw_engine__slot_index_free(sw_engine *e)
     e->slot_index = NULL;
 }
 
+void sw_engine__slot_named(sw_engine *e, sw_slot *s)
+{
+    size_t i = e->n_slots;
+
+    if (!s->rec.id || !e->slot_index || e->slot_index->stale)
+        return;
+    while (i-- > 0 && e->slots[i] != s) /* a new slot is the last */
+        ;
+    if (i < e->n_slots)
+        index_add(e, i);
+}
+
 sw_slot *sw_engine__new_slot(sw_engine *e)
 {
     sw_slot *s = sw_calloc(1, sizeof(*s));
 
-    if (!e->slot_index)
+    if (!e->slot_index) {
         e->slot_index = sw_calloc(1, sizeof(*e->slot_index));
-    e->slot_index->stale = true;
+        e->slot_index->stale = true;
+    }
 
     s->out_fd = -1;
     s->first_step = -1;
@@ -111,10 +209,10 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
 
     for (i = 0; i < e->n_slots && e->slots[i] != s; i++)
         ;
-    if (i < e->n_slots)
+    if (i < e->n_slots) {
+        index_move(e, i);
         e->slots[i] = e->slots[--e->n_slots];
-    if (e->slot_index)
-        e->slot_index->stale = true;
+    }
     sw_run_rec_dispose(&s->rec);
     free(s->run_dir);
     free(s->token);
@@ -140,7 +238,7 @@ sw_slot *sw_engine__find_slot(const sw_engine *e, const char *key)
         return s;
     for (i = 0; i < e->n_slots; i++)
         if (e->slots[i]->rec.id && strcmp(e->slots[i]->rec.id, key) == 0) {
-            e->slot_index->stale = true; /* it was missed: rebuild */
+            index_add(e, i); /* it was missed */
             return e->slots[i];
         }
     return NULL;

@@ -46,6 +46,10 @@ static const char *const stmt_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
+    /* a begin() and commit() inside a hold: one per metric batch of a
+     * simulation, too many to parse each time */
+    [Q_SAVEPOINT] = "SAVEPOINT sw_tx",
+    [Q_RELEASE] = "RELEASE sw_tx",
     [Q_PUT_SWEEP] = "INSERT INTO sweeps (" SWEEP_COLS ") VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
                     " ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
@@ -76,16 +80,18 @@ static const char *const stmt_sql[Q_COUNT] = {
                      " git_dirty = ?13, git = ?14, lost = ?21, gpus = ?22,"
                      " queued_seconds = ?23, pending_reason = ?24"
                      " WHERE id = ?1",
+    [Q_UPDATE_PROGRESS] = "UPDATE runs SET stdout_offset = ?2, value = ?3"
+                          " WHERE id = ?1",
     [Q_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
     [Q_LIST_RUNS] = "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"
                     " ORDER BY idx",
     [Q_PUT_METRIC] = "INSERT INTO metrics (run_id, step, name, value, time)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
-    /* a NULL step never equals: a report without one always counts */
-    [Q_PUT_METRIC_ONCE] = "INSERT INTO metrics (run_id, step, name, value,"
-                          " time) SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS"
-                          " (SELECT 1 FROM metrics WHERE run_id = ?1 AND"
-                          " step = ?2 AND name = ?3)",
+    /* a NULL step never equals: a report without one always counts. Not
+     * one INSERT ... SELECT ... WHERE NOT EXISTS: an insert that reads
+     * its own table builds a temporary table each time */
+    [Q_HAS_METRIC] = "SELECT 1 FROM metrics WHERE run_id = ?1 AND"
+                     " step = ?2 AND name = ?3",
     [Q_COUNT_RUNS] = "SELECT state, count(*) FROM runs WHERE sweep_id = ?1"
                      " GROUP BY state",
     /* rowid is the order of reporting: each name's last row, ordered by
@@ -464,7 +470,7 @@ int sw_store_begin(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = true;
-        return sw_store__exec(st, "SAVEPOINT sw_tx", "begin");
+        return step_done(st, st->stmt[Q_SAVEPOINT], "begin");
     }
     return step_done(st, st->stmt[Q_BEGIN], "begin");
 }
@@ -478,7 +484,7 @@ int sw_store_commit(sw_store *st)
                             st->path);
     if (st->held) {
         st->nested = false;
-        return sw_store__exec(st, "RELEASE sw_tx", "commit");
+        return step_done(st, st->stmt[Q_RELEASE], "commit");
     }
     return step_done(st, st->stmt[Q_COMMIT], "commit");
 }
@@ -831,6 +837,27 @@ int sw_store_update_run(sw_store *st, const sw_run_rec *r)
     return error;
 }
 
+/* Writes what reading the output of the run `r->id` moves: how far it is
+ * read, and its latest value. SW_ENOTFOUND when there is no such run. */
+int sw_store_update_progress(sw_store *st, const sw_run_rec *r)
+{
+    sqlite3_stmt *s = st->stmt[Q_UPDATE_PROGRESS];
+    int error = SW_OK;
+
+    if (sw_store__bind_str(s, 1, r->id) ||
+        sqlite3_bind_int64(s, 2, r->stdout_offset) ||
+        bind_opt(s, 3, r->has_value, r->value) ||
+        sqlite3_step(s) != SQLITE_DONE)
+        error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND,
+                             "store %s: update run '%s': no "
+                             "such run",
+                             st->path, r->id ? r->id : "(null)");
+    finish(s);
+    return error;
+}
+
 /* Reads the run `id` into *out (overwritten, not disposed first). */
 int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out)
 {
@@ -1031,8 +1058,28 @@ static int put_metric(sw_store *st, int q, const char *run_id, int64_t step,
         error =
             sw_store__fail(st, "put metric '%s' of run '%s'",
                            name ? name : "(null)", run_id ? run_id : "(null)");
-    else if (q == Q_PUT_METRIC_ONCE)
-        error = sqlite3_changes(st->db) == 1;
+    finish(s);
+    return error;
+}
+
+/* Whether the run has a value of `name` at `step` (never at no step);
+ * a negative SW_E... code on failure. */
+static int has_metric(sw_store *st, const char *run_id, int64_t step,
+                      const char *name)
+{
+    sqlite3_stmt *s = st->stmt[Q_HAS_METRIC];
+    int rc = SQLITE_DONE, error;
+
+    if (step >= 0 &&
+        (sw_store__bind_str(s, 1, run_id) || sqlite3_bind_int64(s, 2, step) ||
+         sw_store__bind_str(s, 3, name) ||
+         ((rc = sqlite3_step(s)) != SQLITE_ROW && rc != SQLITE_DONE)))
+        rc = SQLITE_ERROR;
+    error = rc == SQLITE_ROW    ? 1
+            : rc == SQLITE_DONE ? 0
+                                : sw_store__fail(st, "metric '%s' of run '%s'",
+                                                 name ? name : "(null)",
+                                                 run_id ? run_id : "(null)");
     finish(s);
     return error;
 }
@@ -1047,7 +1094,12 @@ int sw_store_put_metric(sw_store *st, const char *run_id, int64_t step,
 int sw_store_put_metric_once(sw_store *st, const char *run_id, int64_t step,
                              const char *name, double value, double time)
 {
-    return put_metric(st, Q_PUT_METRIC_ONCE, run_id, step, name, value, time);
+    int has = has_metric(st, run_id, step, name);
+
+    if (has != 0)
+        return has < 0 ? has : 0;
+    has = put_metric(st, Q_PUT_METRIC, run_id, step, name, value, time);
+    return has < 0 ? has : 1;
 }
 
 /* Calls `fn` once per metric name of `run_id` with its last value, in

@@ -165,6 +165,9 @@ int sw_store_list_sweeps(sw_store *st, sw_sweep_rec **out, size_t *n);
 int sw_store_put_run(sw_store *st, const sw_run_rec *r);
 /* Writes every mutable field of the run `r->id` (not its lineage). */
 int sw_store_update_run(sw_store *st, const sw_run_rec *r);
+/* Writes only stdout_offset and value of the run `r->id`: what reading
+ * its output changes, once per batch of lines. */
+int sw_store_update_progress(sw_store *st, const sw_run_rec *r);
 int sw_store_get_run(sw_store *st, const char *id, sw_run_rec *out);
 /* The runs of a sweep, by idx; the caller disposes each and frees *out. */
 int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,

@@ -12,9 +12,9 @@
 #     makespan is the busy time spread evenly over 64, a lower bound;
 #   - the same 2,000 with Hyperband (min_iter 3, eta 3): what early
 #     stopping saves, measured in the same run;
-#   - BIG (default 10,000) random trials on 4,096 GPUs, in CPU seconds
-#     beside the same trials' surrogates run alone (the target: at most
-#     twice their cost).
+#   - BIG (default 10,000) random trials on 4,096 GPUs, without and with
+#     Hyperband, in CPU seconds beside the same trials' surrogates run
+#     alone (the target: at most twice their cost).
 #
 # The devices are declared (--gpus N): the trials are packed on them as
 # for real, one whole GPU each.
@@ -118,11 +118,13 @@ row "$trials trials on 64, hyperband" 64 "$hb_fig" -
 # its surrogates cost, in CPU seconds (user + sys, children included).
 big=${BIG:-10000}
 family "" | sed "s/^run_cap: .*/run_cap: $big/" >"$work/big.yaml"
+sed "s/^run_cap: .*/run_cap: $big/" "$work/hyperband.yaml" >"$work/bighb.yaml"
 cpu() { # COMMAND... -> CPU seconds it and its children took
   /usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1 || { cat "$work/cpu" >&2; exit 1; }
   awk '{ printf "%.2f", $1 + $2 }' "$work/cpu"
 }
 sim_cpu=$(SWEEP_HOME="$work/big" cpu "$sweep" run "$work/big.yaml" --backend sim --gpus 4096 --seed 1 --quiet)
+hb_cpu=$(SWEEP_HOME="$work/bighb" cpu "$sweep" run "$work/bighb.yaml" --backend sim --gpus 4096 --seed 1 --quiet)
 SWEEP_HOME="$work/big" "$sweep" plan "$work/big.yaml" -n "$big" --seed 1 --json 2>/dev/null |
   /usr/bin/python3 -c '
 import json, shlex, sys
@@ -134,6 +136,11 @@ printf '
 %s random trials on 4096 GPUs: sweep --backend sim %s CPU-s, its surrogates alone %s CPU-s: %.1fx
 ' \
   "$big" "$sim_cpu" "$alone_cpu" "$(echo "$sim_cpu / $alone_cpu" | bc -l)"
+# Hyperband's surrogates are the same commands (the same seed draws the
+# same parameters, and each prints its whole curve whether stopped or not).
+printf '%s trials on 4096 GPUs, hyperband: sweep --backend sim %s CPU-s, its surrogates alone %s CPU-s: %.1fx
+' \
+  "$big" "$hb_cpu" "$alone_cpu" "$(echo "$hb_cpu / $alone_cpu" | bc -l)"
 
 IFS=, read -r _ _ busy_f _ _ best_f <<<"$family_fig"
 IFS=, read -r _ _ busy_h _ _ best_h <<<"$hb_fig"

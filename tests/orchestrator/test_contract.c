@@ -119,12 +119,12 @@ static void test_prepare_writes_both(void **state)
     (void)state;
     assert_non_null(mkdtemp(dir));
     snprintf(run, sizeof(run), "%s/r1", dir);
-    assert_int_equal(sw_contract_prepare(run, "{\"lr\": 0.5}"), SW_OK);
+    assert_int_equal(sw_contract_prepare(run, "{\"lr\": 0.5}", true), SW_OK);
     assert_true(exists(run, "params.json"));
     assert_true(exists(run, "params.yaml"));
     assert_true(exists(run, "checkpoint"));
     snprintf(run, sizeof(run), "%s/r2", dir);
-    assert_int_equal(sw_contract_prepare(run, "{\"lr\": NaN}"), SW_OK);
+    assert_int_equal(sw_contract_prepare(run, "{\"lr\": NaN}", true), SW_OK);
     assert_true(exists(run, "params.json"));
     assert_false(exists(run, "params.yaml"));
     sw_test_rm_tree(dir);
@@ -167,7 +167,7 @@ static void test_copy_checkpoint(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(from, sizeof(from), "%s/a", dir);
     snprintf(to, sizeof(to), "%s/b", dir);
-    assert_int_equal(sw_contract_prepare(from, "{}"), SW_OK);
+    assert_int_equal(sw_contract_prepare(from, "{}", true), SW_OK);
     snprintf(p, sizeof(p), "%s/checkpoint/opt", from);
     assert_int_equal(mkdir(p, 0700), 0);
     put(from, "checkpoint/step", "8\n");
@@ -177,7 +177,7 @@ static void test_copy_checkpoint(void **state)
     snprintf(p, sizeof(p), "%s/checkpoint/latest", from);
     assert_int_equal(symlink("step", p), 0);
     /* what the child had, and a copy a crash cut short */
-    assert_int_equal(sw_contract_prepare(to, "{}"), SW_OK);
+    assert_int_equal(sw_contract_prepare(to, "{}", true), SW_OK);
     put(to, "checkpoint/old", "x");
     snprintf(p, sizeof(p), "%s/checkpoint.copy", to);
     assert_int_equal(mkdir(p, 0700), 0);
