@@ -852,6 +852,10 @@ static int on_started(sw_engine *e, sw_slot *s, const char *handle)
     }
     if ((error = sw_store_update_run(e->st, &s->rec)) != SW_OK)
         return sw_engine__fatal(e, error);
+    /* read at the next turn, which opens and watches its log: unread, it
+     * waited for the every-TAIL_S turn, and its first lines (a stop
+     * decided on them) came up to 0.1 s late */
+    s->out_dirty = true;
     if (s->cancel) /* canceled before it started */
         cancel(e, s, s->cancel, false);
     return SW_OK;
