@@ -433,24 +433,6 @@ static _Noreturn void shim_main(int argc, char **argv)
 static char *args;
 static size_t args_len;
 
-/* Reads exactly n bytes; -1 on error or end of stream. */
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    ssize_t r;
-
-    while (n > 0) {
-        r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* Receives a request's length and its descriptors; -1 at the end of the
  * stream or when the message is not one (the factory then ends). */
 static int take(int sock, uint32_t *len, int fds[SW_LOCAL_FACTORY_FDS])
@@ -534,7 +516,7 @@ static _Noreturn void factory(int sock)
     for (;;) {
         if (take(sock, &len, fds) < 0)
             _exit(0);
-        if (!(buf = malloc(len)) || read_all(sock, buf, len) < 0)
+        if (!(buf = malloc(len)) || sw_read_all(sock, buf, len) < 0)
             _exit(0);
         /* a raw clone: the child runs on a copy of this stack, as after a
          * fork, and calls nothing that reads the thread id glibc keeps */

@@ -195,24 +195,6 @@ static int send_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
-/* Reads exactly n bytes; 0 on success, -1 on error or end of stream. */
-static int recv_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    ssize_t r;
-
-    while (n > 0) {
-        r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static int reply(supervisor *s, int code, int64_t pgid, uint64_t start,
                  const char *msg)
 {
@@ -688,12 +670,12 @@ static bool serve(supervisor *s)
     char *buf;
     request r;
 
-    if (recv_all(s->sock, &len, sizeof(len)) < 0)
+    if (sw_read_all(s->sock, &len, sizeof(len)) < 0)
         return false;
     if (len == 0 || len > SW_LOCAL_MAX_REQUEST)
         return false;
     buf = sw_malloc(len);
-    if (recv_all(s->sock, buf, len) < 0) {
+    if (sw_read_all(s->sock, buf, len) < 0) {
         free(buf);
         return false;
     }

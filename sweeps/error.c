@@ -126,3 +126,20 @@ int sw_write_all(int fd, const void *buf, size_t n)
     }
     return 0;
 }
+
+int sw_read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    ssize_t r;
+
+    while (n > 0) {
+        r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}

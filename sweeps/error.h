@@ -58,6 +58,9 @@ char *sw_strndup(const char *s, size_t n);
 /* Writes all `n` bytes to the file `fd`, retrying short writes and
  * EINTR; -1 with errno on failure. */
 int sw_write_all(int fd, const void *buf, size_t n);
+/* Reads exactly `n` bytes from `fd`, retrying short reads and EINTR; -1
+ * on error (errno set) or at the end of the stream first. */
+int sw_read_all(int fd, void *buf, size_t n);
 
 /* A newly allocated printf-formatted string. */
 char *sw_aprintf(const char *fmt, ...) SW_PRINTF(1, 2);
