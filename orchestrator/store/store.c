@@ -819,22 +819,31 @@ int sw_store_put_run(sw_store *st, const sw_run_rec *r)
     return error;
 }
 
+/* Steps the update `s` of the run `id`, its binding's result `bound`
+ * (0: bound); SW_ENOTFOUND when no row changed. */
+static int update_one_run(sw_store *st, sqlite3_stmt *s, int bound,
+                          const char *id)
+{
+    int error = SW_OK;
+
+    if (bound || sqlite3_step(s) != SQLITE_DONE)
+        error = sw_store__fail(st, "update run '%s'", id ? id : "(null)");
+    else if (sqlite3_changes(st->db) == 0)
+        error = sw_error_set(SW_ENOTFOUND,
+                             "store %s: update run '%s': no "
+                             "such run",
+                             st->path, id ? id : "(null)");
+    finish(s);
+    return error;
+}
+
 /* Writes the mutable fields (state through git) of the run `r->id`;
  * SW_ENOTFOUND when there is no such run. */
 int sw_store_update_run(sw_store *st, const sw_run_rec *r)
 {
     sqlite3_stmt *s = st->stmt[Q_UPDATE_RUN];
-    int error = SW_OK;
 
-    if (bind_run_state(s, r) || sqlite3_step(s) != SQLITE_DONE)
-        error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
-    else if (sqlite3_changes(st->db) == 0)
-        error = sw_error_set(SW_ENOTFOUND,
-                             "store %s: update run '%s': no "
-                             "such run",
-                             st->path, r->id ? r->id : "(null)");
-    finish(s);
-    return error;
+    return update_one_run(st, s, bind_run_state(s, r), r->id);
 }
 
 /* Writes what reading the output of the run `r->id` moves: how far it is
@@ -842,20 +851,12 @@ int sw_store_update_run(sw_store *st, const sw_run_rec *r)
 int sw_store_update_progress(sw_store *st, const sw_run_rec *r)
 {
     sqlite3_stmt *s = st->stmt[Q_UPDATE_PROGRESS];
-    int error = SW_OK;
 
-    if (sw_store__bind_str(s, 1, r->id) ||
-        sqlite3_bind_int64(s, 2, r->stdout_offset) ||
-        bind_opt(s, 3, r->has_value, r->value) ||
-        sqlite3_step(s) != SQLITE_DONE)
-        error = sw_store__fail(st, "update run '%s'", r->id ? r->id : "(null)");
-    else if (sqlite3_changes(st->db) == 0)
-        error = sw_error_set(SW_ENOTFOUND,
-                             "store %s: update run '%s': no "
-                             "such run",
-                             st->path, r->id ? r->id : "(null)");
-    finish(s);
-    return error;
+    return update_one_run(st, s,
+                          sw_store__bind_str(s, 1, r->id) ||
+                              sqlite3_bind_int64(s, 2, r->stdout_offset) ||
+                              bind_opt(s, 3, r->has_value, r->value),
+                          r->id);
 }
 
 /* Reads the run `id` into *out (overwritten, not disposed first). */
