@@ -30,6 +30,7 @@
 /* The metric's values of one run so far, at their iterations (the step,
  * or the count of values when a report has none), for extrapolation. */
 typedef struct {
+    const char *metric;
     double *t, *y;
     size_t n, cap;
 } curve;
@@ -42,6 +43,17 @@ static void curve_push(curve *c, int64_t iter, double value)
     sw_grow(&c->y, &c->cap, c->n + 1, sizeof(double));
     c->t[c->n] = (double)iter;
     c->y[c->n++] = value;
+}
+
+/* Takes a store row into the curve when it is a value of the metric;
+ * whether it did. */
+static bool curve_take(curve *c, int64_t step, const char *name, bool has_value,
+                       double value)
+{
+    if (strcmp(name, c->metric) != 0 || !has_value)
+        return false;
+    curve_push(c, step >= 0 ? step : (int64_t)c->n + 1, value);
+    return true;
 }
 
 static void curve_dispose(curve *c)
@@ -69,7 +81,7 @@ static double rank_value(const sw_engine *e, const curve *c, size_t k,
 typedef struct {
     const sw_engine *e;
     sw_promoter *p;
-    int64_t idx, values, iter;
+    int64_t idx;
     size_t next; /* the first rung not reached yet */
     curve seen;
 } replay_ctx;
@@ -78,15 +90,14 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
                       double value, double time)
 {
     replay_ctx *c = ctx;
+    int64_t iter;
 
     (void)time;
-    if (strcmp(name, c->e->spec->metric.name) != 0 || !has_value)
+    if (!curve_take(&c->seen, step, name, has_value, value))
         return 0;
-    c->values++;
-    c->iter = step >= 0 ? step : c->values;
-    curve_push(&c->seen, c->iter, value);
+    iter = (int64_t)c->seen.t[c->seen.n - 1];
     while (c->next < sw_promoter_rungs(c->p) &&
-           c->iter >= sw_promoter_rung_iter(c->p, c->next)) {
+           iter >= sw_promoter_rung_iter(c->p, c->next)) {
         sw_promoter_record(c->p, c->idx, c->next,
                            rank_value(c->e, &c->seen, c->next, value));
         c->next++;
@@ -98,7 +109,8 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
  * the highest, and out of that one too unless it waits there. */
 static int replay_run(sw_engine *e, const sw_run_rec *r)
 {
-    replay_ctx c = {e, e->promoter, r->idx, 0, 0, 0, {NULL, NULL, 0, 0}};
+    replay_ctx c = {
+        e, e->promoter, r->idx, 0, {e->spec->metric.name, NULL, NULL, 0, 0}};
     size_t k;
     int error = sw_store_metric_rows(e->st, r->id, replay_row, &c);
 
@@ -155,22 +167,11 @@ int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s)
     return e->promoter ? sw_promoter_target(e->promoter, s->rec.idx) : 0;
 }
 
-typedef struct {
-    const char *metric;
-    int64_t values;
-    curve *seen;
-} rows_ctx;
-
 static int curve_row(void *ctx, int64_t step, const char *name, bool has_value,
                      double value, double time)
 {
-    rows_ctx *c = ctx;
-
     (void)time;
-    if (strcmp(name, c->metric) != 0 || !has_value)
-        return 0;
-    c->values++;
-    curve_push(c->seen, step >= 0 ? step : c->values, value);
+    curve_take(ctx, step, name, has_value, value);
     return 0;
 }
 
@@ -180,13 +181,12 @@ static int curve_row(void *ctx, int64_t step, const char *name, bool has_value,
 static double rank_now(const sw_engine *e, const sw_slot *s, size_t k,
                        double value)
 {
-    curve seen = {NULL, NULL, 0, 0};
-    rows_ctx c = {e->spec->metric.name, 0, &seen};
+    curve seen = {e->spec->metric.name, NULL, NULL, 0, 0};
     double v = value;
 
     if (e->spec->early_terminate.extrapolate &&
         k + 1 < sw_promoter_rungs(e->promoter) &&
-        sw_store_metric_rows(e->st, s->rec.id, curve_row, &c) == SW_OK)
+        sw_store_metric_rows(e->st, s->rec.id, curve_row, &seen) == SW_OK)
         v = rank_value(e, &seen, k, value);
     curve_dispose(&seen);
     return v;
