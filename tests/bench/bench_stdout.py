@@ -67,10 +67,18 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def sweep_run(sweep, tmp, spec_text):
+def sweep_run(sweep, tmp, trial, via, parallel, xs, steps, rule=""):
+    """Runs a grid over x in `xs` of the trial reporting `via` stdout or
+    HTTP, `steps` values 10 ms apart each; its home."""
     home = tempfile.mkdtemp(dir=tmp)
     spec = os.path.join(home, "sweep.yaml")
-    open(spec, "w").write(spec_text)
+    open(spec, "w").write(
+        "method: grid\nparallel: %d\n"
+        "metric: {name: loss, goal: minimize}\n%s"
+        "command: [/usr/bin/python3, -S, %s]\n"
+        "parameters:\n  x: {values: %s}\n"
+        "  via: {value: %s}\n  steps: {value: %d}\n"
+        "  every: {value: 0.01}\n" % (parallel, rule, trial, xs, via, steps))
     env = dict(os.environ, SWEEP_HOME=os.path.join(home, "h"), SWEEP_GIT="off")
     subprocess.run([sweep, "run", spec, "--quiet"], env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -78,27 +86,15 @@ def sweep_run(sweep, tmp, spec_text):
 
 
 def latency(sweep, tmp, trial, via):
-    h = sweep_run(sweep, tmp,
-                  "method: grid\nparallel: 4\n"
-                  "metric: {name: loss, goal: minimize}\n"
-                  "command: [/usr/bin/python3, -S, %s]\n"
-                  "parameters:\n  x: {values: [1, 2, 3, 4]}\n"
-                  "  via: {value: %s}\n  steps: {value: 300}\n"
-                  "  every: {value: 0.01}\n" % (trial, via))
+    h = sweep_run(sweep, tmp, trial, via, 4, [1, 2, 3, 4], 300)
     db = sqlite3.connect(os.path.join(h, "sweep.db"))
     return [t - v for t, v in db.execute(
         "select time, value from metrics where name = 'sent'")]
 
 
 def stop(sweep, tmp, trial, via):
-    h = sweep_run(sweep, tmp,
-                  "method: grid\nparallel: 1\n"
-                  "metric: {name: loss, goal: minimize}\n"
-                  "early_terminate: {type: hyperband, min_iter: 3, eta: 3}\n"
-                  "command: [/usr/bin/python3, -S, %s]\n"
-                  "parameters:\n  x: {values: [0, 1, 2, 3, 4, 5, 6, 7, 8]}\n"
-                  "  via: {value: %s}\n  steps: {value: 30}\n"
-                  "  every: {value: 0.01}\n" % (trial, via))
+    h = sweep_run(sweep, tmp, trial, via, 1, list(range(9)), 30,
+                  "early_terminate: {type: hyperband, min_iter: 3, eta: 3}\n")
     db = sqlite3.connect(os.path.join(h, "sweep.db"))
     out = []
     for (run_id,) in db.execute("select id from runs where state = 'stopped'"):
