@@ -25,6 +25,8 @@ typedef struct {
     int64_t run;
     double value; /* lower is better; +inf: not finite */
     bool promoted;
+    bool beyond;  /* promoted past the quota (next_beyond) */
+    bool drained; /* came here so: not counted in the quota */
     unsigned char bracket; /* the rung it started at */
 } entry;
 
@@ -168,9 +170,13 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
     rung *r;
     size_t i, b = sw_promoter_bracket(p, run);
     double v;
+    const entry *below;
+    bool drained;
 
     if (k >= p->n || k < b || find(&p->rungs[k], run))
         return;
+    below = k > 0 ? find(&p->rungs[k - 1], run) : NULL;
+    drained = below && below->beyond;
     r = &p->rungs[k];
     v = isfinite(value) ? p->sign * value : INFINITY;
     sw_grow(&r->e, &r->cap, r->len + 1, sizeof(*r->e));
@@ -179,6 +185,8 @@ void sw_promoter_record(sw_promoter *p, int64_t run, size_t k, double value)
     r->e[i].run = run;
     r->e[i].value = v;
     r->e[i].promoted = false;
+    r->e[i].beyond = false;
+    r->e[i].drained = drained;
     r->e[i].bracket = (unsigned char)b;
     r->len++;
 }
@@ -196,16 +204,18 @@ void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k)
     entry *e = k < p->n ? find(&p->rungs[k], run) : NULL;
 
     if (e)
-        e->promoted = false;
+        e->promoted = e->beyond = false;
 }
 
-/* How many of bracket b's runs at rung r go on: the top 1/eta of them. */
+/* How many of bracket b's runs at rung r go on: the top 1/eta of those
+ * that came by the quota (a run promoted past it is not of them: the
+ * drain trains runs further, it never changes what the quota promotes). */
 static size_t quota(const sw_promoter *p, const rung *r, size_t b)
 {
     size_t i, n = 0;
 
     for (i = 0; i < r->len; i++)
-        n += r->e[i].bracket == b;
+        n += r->e[i].bracket == b && !r->e[i].drained;
     return (size_t)floor((double)n / p->eta + 1e-9);
 }
 
@@ -221,6 +231,8 @@ static entry *due(const sw_promoter *p, const rung *r)
         q[b] = quota(p, r, b);
     for (i = 0; i < r->len; i++) {
         e = &r->e[i];
+        if (e->drained) /* not of the quota's: neither counted nor due */
+            continue;
         if (seen[e->bracket]++ >= q[e->bracket] || e->promoted ||
             !isfinite(e->value))
             continue;
@@ -242,6 +254,38 @@ bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to)
             return true;
         }
     }
+    return false;
+}
+
+bool sw_promoter_next_beyond(sw_promoter *p,
+                             bool (*fits)(void *ctx, int64_t run, size_t k),
+                             void *ctx, int64_t *run, size_t *to)
+{
+    size_t k, i;
+    entry *e;
+
+    for (k = p->n - 1; k-- > 0;) {
+        for (i = 0; i < p->rungs[k].len; i++) {
+            e = &p->rungs[k].e[i];
+            if (e->promoted || !isfinite(e->value) || !fits(ctx, e->run, k))
+                continue;
+            e->promoted = e->beyond = true;
+            *run = e->run;
+            *to = k + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool sw_promoter_beyond(const sw_promoter *p, int64_t run)
+{
+    const entry *e;
+    size_t k;
+
+    for (k = p->n; k-- > 0;)
+        if ((e = find(&p->rungs[k], run)))
+            return e->beyond;
     return false;
 }
 

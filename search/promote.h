@@ -87,6 +87,23 @@ void sw_promoter_unmark(sw_promoter *p, int64_t run, size_t k);
  */
 bool sw_promoter_next(sw_promoter *p, int64_t *run, size_t *to);
 
+/* Past the quota, for a sweep that can start nothing new (its run_cap
+ * reached, its space drawn whole) while some of its devices would
+ * idle: the best waiting run, at the highest rung below the last, that
+ * `fits` accepts (it is asked of each waiting run, run and rung, from
+ * the top rung down and best first, until it says yes). True with *run
+ * and *to (k + 1) set and the run marked promoted; false when none
+ * fits. At rung k + 1 such a run is outside the quota: neither counted
+ * among the n whose top 1/eta go on nor ever due (only next_beyond()
+ * takes it further), so the drain never changes what next() promotes.
+ * A promoter rebuilt from records and marks counts it as any. */
+bool sw_promoter_next_beyond(sw_promoter *p,
+                             bool (*fits)(void *ctx, int64_t run, size_t k),
+                             void *ctx, int64_t *run, size_t *to);
+
+/* Whether `run`'s latest promotion was past the quota (next_beyond()). */
+bool sw_promoter_beyond(const sw_promoter *p, int64_t run);
+
 /* The iteration `run` trains to next: the rung after the highest one it
  * was recorded at (the last rung's iteration once there), or the first
  * rung for a run never recorded. */

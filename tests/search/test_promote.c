@@ -159,6 +159,129 @@ static void test_top_rung_first(void **state)
     sw_promoter_free(p);
 }
 
+/* A fits() that accepts the runs listed in ctx (-1 ends the list) and
+ * notes each run it was asked about, in order. */
+typedef struct {
+    int64_t accept[8];
+    int64_t asked[16];
+    size_t n_asked;
+} fits_ctx;
+
+static bool fits_listed(void *ctx, int64_t run, size_t k)
+{
+    fits_ctx *c = ctx;
+    size_t i;
+
+    (void)k;
+    if (c->n_asked < 16)
+        c->asked[c->n_asked++] = run;
+    for (i = 0; i < 8 && c->accept[i] >= 0; i++)
+        if (c->accept[i] == run)
+            return true;
+    return false;
+}
+
+/* Past the quota (a drained sweep): the waiting runs are offered from
+ * the top rung down, best first, never a promoted one, a NaN or the
+ * last rung's; the first that fits is promoted and marked. */
+static void test_beyond_the_quota(void **state)
+{
+    sw_promoter *p = make(1, 3, 9, false); /* rungs 1, 3, 9 */
+    fits_ctx c = {{-1}, {0}, 0};
+    int64_t run = -1;
+    size_t to = 0;
+
+    (void)state;
+    sw_promoter_record(p, 1, 0, 0.5);
+    sw_promoter_record(p, 2, 0, 0.4);
+    sw_promoter_record(p, 3, 0, 0.3);
+    sw_promoter_record(p, 4, 0, NAN);
+    expect_next(p, 3, 1); /* 4 at rung 0: the top 1 */
+    expect_none(p);
+    sw_promoter_record(p, 3, 1, 0.2);
+    sw_promoter_record(p, 5, 2, 0.1); /* at the last rung: done */
+    /* none fits: each waiting run asked, rung 1 first, best first */
+    assert_false(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(c.n_asked, 3);
+    assert_int_equal(c.asked[0], 3); /* rung 1, waiting there */
+    assert_int_equal(c.asked[1], 2); /* rung 0: 0.4, then 0.5 */
+    assert_int_equal(c.asked[2], 1);
+    /* the best at the highest rung that fits */
+    c = (fits_ctx){{1, 2, -1}, {0}, 0};
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 2);
+    assert_int_equal(to, 1);
+    assert_true(sw_promoter_beyond(p, 2)); /* its latest promotion */
+    assert_false(sw_promoter_beyond(p, 3)); /* the quota's, then waits */
+    assert_false(sw_promoter_beyond(p, 9)); /* never recorded */
+    c.n_asked = 0;
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 1);
+    assert_true(sw_promoter_waiting(p, 3, &to) && to == 1);
+    assert_false(sw_promoter_waiting(p, 2, &to)); /* promoted */
+    c.n_asked = 0;
+    assert_false(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(c.n_asked, 1); /* only 3 is left to ask */
+    expect_none(p); /* what the quota allows is unchanged */
+    sw_promoter_free(p);
+}
+
+/* A run promoted past the quota is outside the quota at its next rung:
+ * two drained runs at rung 1 leave its quota at 1 (of the 2 that came by
+ * it), where counting them, as a rebuilt promoter does, makes a second
+ * one due; and one that ends best there is not due, though the drain
+ * may take it on. */
+static void test_beyond_adds_no_quota(void **state)
+{
+    static const double at0[] = {0.1, 0.2, 0.3, 0.4};
+    static const double at1[] = {0.05, 0.06, 0.07, 0.08};
+    sw_promoter *p = make(1, 2, 4, false); /* rungs 1, 2, 4 */
+    fits_ctx c = {{3, 4, -1}, {0}, 0};
+    int64_t run = -1;
+    size_t to = 0, i;
+
+    (void)state;
+    for (i = 0; i < 4; i++)
+        sw_promoter_record(p, (int64_t)i + 1, 0, at0[i]);
+    expect_next(p, 1, 1);
+    expect_next(p, 2, 1);
+    expect_none(p);
+    sw_promoter_record(p, 1, 1, at1[0]);
+    sw_promoter_record(p, 2, 1, at1[1]);
+    expect_next(p, 1, 2); /* the top 1 of 2 */
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 3);
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 4);
+    sw_promoter_record(p, 3, 1, at1[2]);
+    sw_promoter_record(p, 4, 1, at1[3]);
+    expect_none(p); /* rung 1's quota: 1 of the 2 that came by it */
+    /* one more, past the quota, that ends best at rung 1: not due */
+    sw_promoter_record(p, 5, 0, 0.5); /* rung 0: quota 2, both went */
+    expect_none(p);
+    c = (fits_ctx){{5, -1}, {0}, 0};
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 5);
+    sw_promoter_record(p, 5, 1, 0.01);
+    expect_none(p);
+    assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
+    assert_int_equal(run, 5);
+    assert_int_equal(to, 2);
+    sw_promoter_free(p);
+
+    /* rebuilt from the records and marks: all 4 at rung 1 count */
+    p = make(1, 2, 4, false);
+    for (i = 0; i < 4; i++)
+        sw_promoter_record(p, (int64_t)i + 1, 0, at0[i]);
+    for (i = 0; i < 4; i++) {
+        sw_promoter_mark(p, (int64_t)i + 1, 0);
+        sw_promoter_record(p, (int64_t)i + 1, 1, at1[i]);
+    }
+    sw_promoter_mark(p, 1, 1);
+    expect_next(p, 2, 2);
+    sw_promoter_free(p);
+}
+
 /* Ties go by arrival; a second record of a run at a rung is ignored;
  * a NaN ranks last and is never promoted; replayed marks are kept. */
 static void test_ties_repeats_nan_marks(void **state)
@@ -282,6 +405,8 @@ int main(void)
         cmocka_unit_test(test_bad_parameters),
         cmocka_unit_test(test_worked_case),
         cmocka_unit_test(test_top_rung_first),
+        cmocka_unit_test(test_beyond_the_quota),
+        cmocka_unit_test(test_beyond_adds_no_quota),
         cmocka_unit_test(test_ties_repeats_nan_marks),
         cmocka_unit_test(test_bracket_shares),
         cmocka_unit_test(test_brackets_compare_apart),
