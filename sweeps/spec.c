@@ -573,6 +573,7 @@ static const struct {
     {"promote", ASHA},
     {"brackets", ASHA},
     {"extrapolate", ASHA},
+    {"drain", ASHA},
 };
 
 #define N_ET_KEYS (sizeof(et_keys) / sizeof(*et_keys))
@@ -659,6 +660,9 @@ static void et_key(sw_spec__ctx *c, const char *key, const sw_value *v,
     } else if (strcmp(key, "extrapolate") == 0) {
         if (sw_spec__want(c, v, path, SW_BOOL))
             et->extrapolate = v->u.b;
+    } else if (strcmp(key, "drain") == 0) {
+        if (sw_spec__want(c, v, path, SW_BOOL))
+            et->drain = v->u.b;
     } else if (strcmp(key, "grace") == 0) {
         if (sw_spec__want_number(c, v, path, &et->grace) && et->grace < 0)
             sw_spec__err(c, v, path, "must be a number of seconds, at least 0");
@@ -756,6 +760,10 @@ static void top_early_terminate(sw_spec__ctx *c, const sw_value *v,
                      "early_terminate.extrapolate",
                      "extrapolate needs promote: true (it ranks the runs "
                      "paused at a rung)");
+    else if (rule == SW_STOP_ASHA && sw_value_map_get(v, "drain") &&
+             !et->promote)
+        sw_spec__err(c, sw_value_map_get(v, "drain"), "early_terminate.drain",
+                     "drain needs promote: true (it promotes paused runs)");
     else if (rule == SW_STOP_ASHA)
         et_check_brackets(c, sw_value_map_get(v, "brackets"));
 }
@@ -1044,6 +1052,7 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags)
     spec->early_terminate.eta = 3.0;
     spec->early_terminate.strict = true;
     spec->early_terminate.brackets = 1;
+    spec->early_terminate.drain = true;
     spec->early_terminate.s = -1;
     spec->early_terminate.min_runs = SW_STOP_DEFAULT_MIN_RUNS;
     spec->early_terminate.grace = SW_STOP_DEFAULT_GRACE;

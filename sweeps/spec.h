@@ -108,6 +108,10 @@ typedef struct {
     bool extrapolate;           /* asha with promote: rank a rung's runs
                                    by their curves' value at max_iter
                                    (search/extrapolate.h); default off */
+    bool drain;                 /* asha with promote: promote paused runs
+                                   past the quota into devices that would
+                                   idle once nothing new may start
+                                   (docs/stopping.md); default on */
     double grace; /* seconds from the stop answer to SIGTERM; default 10 */
 } sw_early_terminate;
 

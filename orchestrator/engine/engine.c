@@ -146,6 +146,7 @@ void sw_engine__dispose(sw_engine *e)
     free(e->view_token);
     sw_stopper_free(e->stopper);
     sw_promoter_free(e->promoter);
+    free(e->paces);
     sw_engine__pbt_free(e);
     sw_engine__gpus_free(e);
     free(e->listen);

@@ -123,6 +123,10 @@ typedef struct {
                            stop, so every answer says stop and pause) */
     int64_t target;     /* promotion ASHA: the iteration it trains to
                            (SWEEP_TRAIN_UNTIL); 0: none yet */
+    int64_t iter;       /* promotion ASHA: the last iteration it reported
+                           the metric at; -1: none yet */
+    bool drained;       /* promotion ASHA: promoted past the quota, in
+                           the drain (promotion.c) */
     int64_t values;     /* the metric's values this attempt reported:
                            its iterations when they come without steps */
     double stop_at;     /* monotonic time of its SIGTERM; 0: none due */
@@ -219,6 +223,10 @@ struct sw_engine {
     sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
     struct sw_promoter *promoter; /* asha with promote: rungs where runs
                                      pause (promote.h); NULL: none */
+    double *paces; /* promotion.c: by run index, the seconds an
+                      iteration took in its last attempt that reached a
+                      rung; 0: not seen (in this process) */
+    size_t n_paces;
     struct sw_pbt *pbt;           /* method pbt: its rounds (search/pbt.h);
                                      NULL: another method */
     char **members;               /* population.c: the run each place of
@@ -479,6 +487,13 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
 bool sw_engine__promote_decide(sw_engine *e, sw_slot *s);
 int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s);
 int sw_engine__promote_due(sw_engine *e);
+/* When the sweep can start nothing new (run_cap, its space drawn) and
+ * nothing is due, the best waiting run that can reach its next rung
+ * before the runs still training end, moved to the queue so that its
+ * devices do not idle meanwhile (promotion.c); whether one was. */
+bool sw_engine__promote_drain(sw_engine *e);
+/* Whether run `idx` goes on from a promotion past the quota. */
+bool sw_engine__promote_drained(const sw_engine *e, int64_t idx);
 int sw_engine__end_paused(sw_engine *e);
 /* PBT (population.c; docs/search.md): make_pbt() builds the rounds for
  * method pbt, from the store on resume; pbt_target() is the iteration

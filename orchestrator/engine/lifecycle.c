@@ -537,7 +537,8 @@ static bool probation_room(sw_engine *e)
 }
 
 /* Fills free slots: queued runs first, then one suggestion at a time,
- * each once its devices are placed (devices.c). */
+ * each once its devices are placed (devices.c); once no new run may
+ * start, paused runs that fit in the drain (promotion.c). */
 static void fill(sw_engine *e)
 {
     sw_slot *s;
@@ -553,11 +554,13 @@ static void fill(sw_engine *e)
     while (!sw_engine__stopping(e) && !e->suggesting &&
            (e->n_slots < (size_t)e->parallel || offering(e)) &&
            now_mono(e) >= e->backoff_until && probation_room(e) &&
-           !(e->search_done && e->qlen == 0) &&
-           (offering(e) || sw_engine__gpus_room(e))) {
+           !(e->search_done && e->qlen == 0 && !e->promoter) &&
+           (offering(e) || sw_engine__gpus_room(e)) &&
+           !(e->search_done && e->qlen == 0 && !sw_engine__promote_drain(e))) {
         if (sw_engine__dequeue(e, &r)) {
             s = sw_engine__new_slot(e);
             s->rec = r;
+            s->drained = sw_engine__promote_drained(e, r.idx);
             sw_engine__slot_named(e, s);
             s->run_dir = sw_contract_run_dir(e->home, s->rec.id);
             place_run(e, s);

@@ -192,6 +192,100 @@ static double rank_now(const sw_engine *e, const sw_slot *s, size_t k,
     return v;
 }
 
+/* ---- paces, for the drain ------------------------------------------ */
+
+/* The iterations the attempt in `s` trained so far (its first step to
+ * its last, or the count of its values), and the seconds each took,
+ * its start-up shared among them; 0 when it has reported none. */
+static double slot_pace(const sw_engine *e, const sw_slot *s)
+{
+    int64_t n = s->first_step >= 0 && s->iter >= s->first_step
+                    ? s->iter - s->first_step + 1
+                    : s->values;
+    double spent = sw_clock_mono(e->clock) - s->launched_at;
+
+    return n > 0 && s->launched_at > 0 && spent > 0 ? spent / (double)n : 0;
+}
+
+/* The pace of the run in `s`, as its attempt reaches a rung. */
+static void note_pace(sw_engine *e, const sw_slot *s)
+{
+    size_t idx = (size_t)s->rec.idx, cap = e->n_paces;
+    double pace = slot_pace(e, s);
+
+    if (s->rec.idx < 0 || pace <= 0)
+        return;
+    if (idx >= e->n_paces) {
+        sw_grow(&e->paces, &cap, idx + 1, sizeof(double));
+        memset(e->paces + e->n_paces, 0, (cap - e->n_paces) * sizeof(double));
+        e->n_paces = cap;
+    }
+    e->paces[idx] = pace;
+}
+
+static double run_pace(const sw_engine *e, int64_t idx)
+{
+    return idx >= 0 && (size_t)idx < e->n_paces ? e->paces[idx] : 0;
+}
+
+/* How long the run in `s` will take to reach its rung: at its attempt's
+ * pace once it has reported, else at its run's last pace from the rung
+ * before, less the time it has run; 0 when neither is known. */
+static double time_left(const sw_engine *e, const sw_slot *s)
+{
+    const sw_promoter *p = e->promoter;
+    int64_t target = s->target > 0 ? s->target
+                                   : sw_promoter_target(p, s->rec.idx);
+    int k = sw_promoter_rung_of(p, target);
+    double pace = slot_pace(e, s), ran;
+
+    if (s->iter >= 0 && pace > 0)
+        return (double)(target - s->iter) * pace;
+    if ((pace = run_pace(e, s->rec.idx)) <= 0)
+        return 0;
+    ran = s->launched_at > 0 ? sw_clock_mono(e->clock) - s->launched_at : 0;
+    return (double)(target - (k > 0 ? sw_promoter_rung_iter(p, (size_t)k - 1)
+                                    : 0)) * pace - ran;
+}
+
+/* How long the runs the quota promoted (or new ones) will take to reach
+ * their rungs: the longest of them (0: none training, or none with a
+ * known pace). Runs in the drain do not count: what they take is
+ * estimated, and a drain measured by the drain could only grow. */
+static double drain_horizon(const sw_engine *e)
+{
+    double longest = 0, left;
+    const sw_slot *s;
+    size_t i;
+
+    for (i = 0; i < e->n_slots; i++) {
+        s = e->slots[i];
+        if (s->phase > SW_SLOT_RUNNING || s->pause || s->drained)
+            continue;
+        left = time_left(e, s);
+        longest = left > longest ? left : longest;
+    }
+    return longest;
+}
+
+typedef struct {
+    const sw_engine *e;
+    double horizon;
+} drain_ctx;
+
+/* Whether the run waiting at rung k reaches rung k + 1, at its own
+ * pace, within the horizon. A run whose pace this process has not seen
+ * (a sweep resumed since) does not. */
+static bool drain_fits(void *ctx, int64_t run, size_t k)
+{
+    const drain_ctx *c = ctx;
+    const sw_promoter *p = c->e->promoter;
+    double pace = run_pace(c->e, run);
+    int64_t more = sw_promoter_rung_iter(p, k + 1) - sw_promoter_rung_iter(p, k);
+
+    return pace > 0 && (double)more * pace <= c->horizon;
+}
+
 void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
                                 double value)
 {
@@ -203,11 +297,13 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
     if (s->target <= 0)
         s->target = sw_engine__train_until(e, s);
     iter = step >= 0 ? step : s->values;
+    s->iter = iter;
     if (iter < s->target)
         return;
     k = sw_promoter_rung_of(e->promoter, s->target);
     if (k < 0)
         return;
+    note_pace(e, s);
     sw_promoter_record(e->promoter, s->rec.idx, (size_t)k,
                        rank_now(e, s, (size_t)k, value));
     sw_engine__fidelity_rung(e, &s->rec, /* the search learns it too */
@@ -232,10 +328,12 @@ bool sw_engine__promote_decide(sw_engine *e, sw_slot *s)
 
 /* ---- promoting ------------------------------------------------------ */
 
-/* Run `idx`, paused, goes back to the queue, pending, told why; *later
- * when it has not paused yet (it reached its rung, its attempt is still
- * ending): it is promoted once it has. */
-static int requeue(sw_engine *e, int64_t idx, size_t to, bool *later)
+/* Run `idx`, paused, goes back to the queue, pending, told why (past
+ * the quota: in the drain); *later when it has not paused yet (it
+ * reached its rung, its attempt is still ending): it is promoted once it
+ * has. */
+static int requeue(sw_engine *e, int64_t idx, size_t to, bool drain,
+                   bool *later)
 {
     char *id = sw_aprintf("%s-%lld", e->sweep.id, (long long)idx + 1);
     sw_event ev = {.kind = SW_EV_RUN, .from = SW_RUN_PAUSED};
@@ -252,8 +350,11 @@ static int requeue(sw_engine *e, int64_t idx, size_t to, bool *later)
     }
     r.state = SW_RUN_PENDING;
     free(r.reason);
-    r.reason = sw_aprintf("promoted to rung %zu (iteration %lld)", to,
-                          (long long)sw_promoter_rung_iter(e->promoter, to));
+    r.reason = sw_aprintf("promoted to rung %zu (iteration %lld)%s", to,
+                          (long long)sw_promoter_rung_iter(e->promoter, to),
+                          drain ? ", past the quota: in the drain, a "
+                                  "device would idle"
+                                : "");
     if ((error = sw_store_update_run(e->st, &r)) == SW_OK) {
         ev.run = &r;
         error = sw_engine__emit(e, &ev);
@@ -278,7 +379,7 @@ int sw_engine__promote_due(sw_engine *e)
            n_wait < sizeof(wait) / sizeof(*wait) &&
            sw_promoter_next(e->promoter, &idx, &to)) {
         later = false;
-        error = requeue(e, idx, to, &later);
+        error = requeue(e, idx, to, false, &later);
         if (later) {
             wait[n_wait] = idx;
             waits[n_wait++] = to - 1;
@@ -287,6 +388,34 @@ int sw_engine__promote_due(sw_engine *e)
     for (i = 0; i < n_wait; i++) /* due again once they have paused */
         sw_promoter_unmark(e->promoter, wait[i], waits[i]);
     return error;
+}
+
+bool sw_engine__promote_drained(const sw_engine *e, int64_t idx)
+{
+    return e->promoter && sw_promoter_beyond(e->promoter, idx);
+}
+
+bool sw_engine__promote_drain(sw_engine *e)
+{
+    drain_ctx c = {e, 0};
+    int64_t idx;
+    size_t to;
+    bool later = false;
+    int error;
+
+    if (!e->promoter || !e->spec->early_terminate.drain || !e->search_done ||
+        e->qlen > 0 ||
+        sw_engine__stopping(e) || sw_engine__budget_spent(e) ||
+        (c.horizon = drain_horizon(e)) <= 0 ||
+        !sw_promoter_next_beyond(e->promoter, drain_fits, &c, &idx, &to))
+        return false;
+    if ((error = requeue(e, idx, to, true, &later)) != SW_OK) {
+        sw_engine__fatal(e, error);
+        return false;
+    }
+    if (later) /* it has not paused yet: due again */
+        sw_promoter_unmark(e->promoter, idx, to - 1);
+    return e->qlen > 0;
 }
 
 int sw_engine__end_paused(sw_engine *e)

@@ -198,6 +198,7 @@ sw_slot *sw_engine__new_slot(sw_engine *e)
     s->out_fd = -1;
     s->first_step = -1;
     s->view_step = -1;
+    s->iter = -1;
     sw_grow(&e->slots, &e->cap_slots, e->n_slots + 1, sizeof(sw_slot *));
     e->slots[e->n_slots++] = s;
     return s;
