@@ -78,12 +78,15 @@
 #   writes the tables of docs/simulation.md)
 #
 # Environment: FAMILIES ("synthetic recorded"), SKIP1=1 (no scenario 1),
+# SIDES (all of them: the sides to play; the strongest baseline is then
+# the strongest of the baselines played, or of sweep's sides if none),
 # BUDGET_SYNTHETIC (700), BUDGET_RECORDED (300), CAP_SYNTHETIC (1500),
 # CAP_RECORDED (216), TARGET_SYNTHETIC (0.405), TARGET_RECORDED (0.075),
 # MD=FILE (append each side's figures as a row for scenarios_doc.py),
 # BRACKETS (1: Hyperband's brackets of the sweep and capped sides'
 # promotion ASHA, early_terminate.brackets), EXTRAPOLATE (false: their
-# early_terminate.extrapolate), METHOD (bayes: of those),
+# early_terminate.extrapolate), DRAIN (true: their early_terminate.drain),
+# METHOD (bayes: of those),
 # KEEP=1 (keep the sweeps' homes), SVG=FILE (`sweep report --plot` of
 # the synthetic sweep side).
 # The sweep binary: $SWEEP_BIN, else build/release, else build/debug.
@@ -190,8 +193,8 @@ side_lines() {
       # checkpoint when promoted), memory-aware packing, retries resumed
       # from checkpoints
       printf 'method: %s\nresources: {gpu_memory: 20GiB}\nretries: 2\n' "${METHOD:-bayes}"
-      printf 'early_terminate: {type: asha, promote: true, min_iter: 3, eta: 3, max_iter: %s, brackets: %s, extrapolate: %s}\n' \
-        "$2" "${BRACKETS:-1}" "${EXTRAPOLATE:-false}" ;;
+      printf 'early_terminate: {type: asha, promote: true, min_iter: 3, eta: 3, max_iter: %s, brackets: %s, extrapolate: %s, drain: %s}\n' \
+        "$2" "${BRACKETS:-1}" "${EXTRAPOLATE:-false}" "${DRAIN:-true}" ;;
   esac
 }
 # FAMILY SIDE LIMIT -> a sweep file (LIMIT: a run_cap: or budget: line)
@@ -280,14 +283,17 @@ EOF
 }
 
 want() { [[ " ${FAMILIES:-synthetic recorded} " == *" $1 "* ]]; }
+played() { [[ " ${SIDES:-wandb1 wandb4 ray optuna1 optuna4 sweep_hb sweep capped} " == *" $1 "* ]]; }
 declare -A best gpuh occ stead trials
 scenario2() { # FAMILY METRIC BUDGET CAP TARGET
   local fam=$1 metric=$2 budget=$3 cap=$4 target=$5 side sides strongest="" fastest t g ft fg
-  sides="wandb1 wandb4 ray"
+  sides="" ours=""
+  for side in wandb1 wandb4 ray; do played $side && sides="$sides $side"; done
+  for side in sweep_hb sweep capped; do played $side && ours="$ours $side"; done
   echo
   echo "scenario 2, $fam curves, on 8 GPUs ($inventory), fail rate 0.1,"
   echo "  every side given budget: {gpu_hours: $budget}; capped: sweep with run_cap $cap instead"
-  for side in $sides sweep_hb sweep capped; do
+  for side in $sides $ours; do
     if [ "$side" = capped ]; then lim="run_cap: $cap"; else lim="budget: {gpu_hours: $budget}"; fi
     scenario_file "$fam" "$side" "$lim" >"$work/$fam-$side.yaml"
     run "$work/h-$fam-$side" "$work/$fam-$side.yaml" --gpus "$inventory" --sim-fail-rate 0.1
@@ -296,6 +302,7 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
   done
   if have_optuna; then
     for side in optuna1 optuna4; do
+      played $side || continue
       optuna "$fam" "${side#optuna}" "$budget" >"$work/$fam-$side.json"
       IFS=, read -r best[$side] gpuh[$side] occ[$side] trials[$side] <<<"$(json_keys "$work/$fam-$side.json" best gpu_hours_busy occupancy trials)"
       gpuh[$side]=$(echo "${gpuh[$side]} * 3600" | bc -l)
@@ -306,7 +313,7 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
   # the strongest baseline: the best value at the budget; of those that
   # reached the same, the one that spent the fewest GPU-hours to it
   declare -A own
-  for side in $sides; do
+  for side in ${sides:-$ours}; do
     if [ "${side#optuna}" != "$side" ]; then
       own[$side]=$(json_keys "$work/$fam-$side.json" best_at.gpu_hours)
       own[$side]=$(echo "${own[$side]} * 3600" | bc -l)
@@ -320,7 +327,7 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
   done
   echo "  the strongest baseline: $strongest, best $metric ${best[$strongest]}"
   declare -A to_h to_g to_fh to_fg
-  for side in $sides sweep_hb sweep capped; do
+  for side in $sides $ours; do
     if [ "${side#optuna}" != "$side" ]; then
       optuna "$fam" "${side#optuna}" "$budget" --target "${best[$strongest]}" --target "$target" >"$work/$fam-$side-t.json"
       IFS=, read -r t g ft fg <<<"$(json_targets "$work/$fam-$side-t.json")"
@@ -346,7 +353,7 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
     "to ${best[$strongest]}" "" "to $target" ""
   printf '  %-9s %6s %9s %7s %6s %6s | %8s %9s %7s | %8s %9s %7s\n' side trials best busy occup. "last" \
     "wall h" "GPU-h" ratio "wall h" "GPU-h" ratio
-  for side in $sides sweep_hb sweep capped; do
+  for side in $sides $ours; do
     printf '  %-9s %6d %9.5f %7.1f %5.1f%% %6s | %8s %9s %7s | %8s %9s %7s\n' "$side" "${trials[$side]}" "${best[$side]}" \
       "$(h "${gpuh[$side]}")" "$(pct "${occ[$side]}")" "$(fmt_pct "${stead[$side]}")" \
       "$(fmt_h "${to_h[$side]}")" "$(fmt_h "${to_g[$side]}")" "$(fmt_x "${to_g[$strongest]}" "${to_g[$side]}")" \
