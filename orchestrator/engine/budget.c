@@ -62,10 +62,13 @@ int sw_engine__budget_event(void *engine, const sw_event *ev)
     return SW_OK;
 }
 
-/* What is spent now, ended and running attempts together. */
-static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
+/* What is spent now, ended and running attempts together, and (each
+ * may be NULL) at what rate the running ones spend: GPUs held, and
+ * attempts running. */
+static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s,
+                      double *gpu_rate, double *trial_rate)
 {
-    double d;
+    double d, held, gr = 0, tr = 0;
     size_t i;
     sw_slot *s;
 
@@ -76,12 +79,34 @@ static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s)
         if (!sw_engine__started(s) || s->queued || !(s->rec.started_at > 0))
             continue; /* a job waiting in Slurm's queue spends nothing */
         first_start(e, s->rec.started_at);
+        held = sw_engine__gpus_held(e, s);
+        gr += held;
+        tr += 1;
         d = now - s->rec.started_at;
         if (d > 0) {
             *trial_s += d;
-            *gpu_s += d * sw_engine__gpus_held(e, s);
+            *gpu_s += d * held;
         }
     }
+    if (gpu_rate)
+        *gpu_rate = gr;
+    if (trial_rate)
+        *trial_rate = tr;
+}
+
+bool sw_engine__budget_lasts(sw_engine *e, double seconds, double gpus)
+{
+    double now = sw_clock_wall(e->clock), gpu_s, trial_s, gr, tr, wall;
+
+    if (!has_budget(e))
+        return true;
+    if (e->spent.over)
+        return false;
+    spent_now(e, now, &gpu_s, &trial_s, &gr, &tr);
+    wall = e->spent.first > 0 ? now - e->spent.first : 0;
+    return sw_budget_spent(&e->spec->budget, gpu_s + seconds * (gr + gpus),
+                           trial_s + seconds * (tr + 1), wall + seconds, NULL,
+                           NULL) < 1;
 }
 
 bool sw_engine__budget_spent(sw_engine *e)
@@ -89,13 +114,16 @@ bool sw_engine__budget_spent(sw_engine *e)
     double now = sw_clock_wall(e->clock), gpu_s, trial_s, limit;
     const char *unit;
 
+    if (e->spent.over)
+        return true;
     if (!has_budget(e))
         return false;
-    spent_now(e, now, &gpu_s, &trial_s);
+    spent_now(e, now, &gpu_s, &trial_s, NULL, NULL);
     if (!(sw_budget_spent(&e->spec->budget, gpu_s, trial_s,
                           e->spent.first > 0 ? now - e->spent.first : 0, &unit,
                           &limit) >= 1))
         return false;
+    e->spent.over = true;
     sw_engine__notice(e, SW_NOTICE_RESULT,
                       "sweep %s: the budget of %g %s is spent: no new trials; "
                       "the %zu running finish",

@@ -307,6 +307,7 @@ struct sw_engine {
     struct {                   /* budget.c: what ended attempts spent */
         double gpu_s, trial_s; /* GPU-seconds, attempt-seconds */
         double first;          /* the first attempt's start (wall); 0 */
+        bool over;             /* a limit was reached (and said so) */
     } spent;
     int result;           /* SW_OK, or the error that ended the sweep */
     sw_loop_probe *probe; /* NULL but in a benchmark */
@@ -436,10 +437,15 @@ void sw_engine__first_step(sw_slot *s, int64_t step);
 /* budget.c: the sweep file's `budget`. budget_load() counts what the
  * store's ended attempts spent (on resume); budget_event, a consumer,
  * counts each attempt as it ends; budget_spent() whether any limit is
- * reached, ended and running attempts together (it says so; ask once). */
+ * reached, ended and running attempts together (it says so the first
+ * time; once reached, a limit stays reached in this process). */
 int sw_engine__budget_load(sw_engine *e);
 int sw_engine__budget_event(void *engine, const sw_event *ev);
 bool sw_engine__budget_spent(sw_engine *e);
+/* Whether the budget lasts `seconds` more (true without one) while the
+ * sweep spends as it does now, plus one more attempt holding `gpus`:
+ * whether work that long, started now, ends before the budget does. */
+bool sw_engine__budget_lasts(sw_engine *e, double seconds, double gpus);
 
 /* progress.c: what a person sees, a consumer: notices on stdout and
  * stderr, one line per ended attempt (not on a terminal), and the status

@@ -268,8 +268,22 @@ static double drain_horizon(const sw_engine *e)
     return longest;
 }
 
+/* Whether the budget, spent as it is now, lasts while the run waiting at
+ * rung k trains to rung k + 1 at its own pace: near a budget's end a
+ * promotion that would outlast it would keep a few devices busy, and all
+ * the others paid for, long after it (true without a budget, or for a
+ * run whose pace this process has not seen). */
+static bool budget_lasts_rung(sw_engine *e, int64_t run, size_t k)
+{
+    int64_t more = sw_promoter_rung_iter(e->promoter, k + 1) -
+                   sw_promoter_rung_iter(e->promoter, k);
+    double pace = run_pace(e, run);
+
+    return pace <= 0 || sw_engine__budget_lasts(e, (double)more * pace, 0);
+}
+
 typedef struct {
-    const sw_engine *e;
+    sw_engine *e;
     double horizon;
 } drain_ctx;
 
@@ -278,12 +292,13 @@ typedef struct {
  * (a sweep resumed since) does not. */
 static bool drain_fits(void *ctx, int64_t run, size_t k)
 {
-    const drain_ctx *c = ctx;
+    drain_ctx *c = ctx;
     const sw_promoter *p = c->e->promoter;
     double pace = run_pace(c->e, run);
     int64_t more = sw_promoter_rung_iter(p, k + 1) - sw_promoter_rung_iter(p, k);
 
-    return pace > 0 && (double)more * pace <= c->horizon;
+    return pace > 0 && (double)more * pace <= c->horizon &&
+           budget_lasts_rung(c->e, run, k);
 }
 
 void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
@@ -374,18 +389,26 @@ int sw_engine__promote_due(sw_engine *e)
     bool later;
     int error = SW_OK;
 
+    if (e->promoter && sw_engine__budget_spent(e)) { /* as PBT's rounds */
+        if (!e->paused_why)
+            e->paused_why = sw_aprintf("paused at its rung, not promoted: "
+                                       "the budget was spent");
+        return SW_OK;
+    }
     while (!error && e->promoter && !sw_engine__stopping(e) &&
            e->n_slots + e->qlen < (size_t)e->parallel &&
            n_wait < sizeof(wait) / sizeof(*wait) &&
            sw_promoter_next(e->promoter, &idx, &to)) {
-        later = false;
-        error = requeue(e, idx, to, false, &later);
+        later = !budget_lasts_rung(e, idx, to - 1);
+        if (!later)
+            error = requeue(e, idx, to, false, &later);
         if (later) {
             wait[n_wait] = idx;
             waits[n_wait++] = to - 1;
         }
     }
-    for (i = 0; i < n_wait; i++) /* due again once they have paused */
+    for (i = 0; i < n_wait; i++) /* due again once they have paused, or
+                                    when the budget would last */
         sw_promoter_unmark(e->promoter, wait[i], waits[i]);
     return error;
 }

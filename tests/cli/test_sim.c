@@ -391,6 +391,60 @@ static void test_budget_stops_new_trials(void **state)
                 "\"spent\": 1.02564102564103\n");
 }
 
+/* Under promotion ASHA a budget also ends promotions: once it is spent
+ * no attempt starts, new or promoted, and before that a promotion starts
+ * only if the budget, spent as it is then (every running attempt going
+ * on), lasts until the run reaches its rung (its pace is exact here: no
+ * start-up, steps of 60 s). The runs left paused end stopped, saying why.
+ * 16 runs of loss lr + 1/i, rungs 1, 3, 9 of 60 s steps, on 4 GPUs. */
+static void test_budget_ends_promotions(void **state)
+{
+    sw_h h;
+    char *file, *out = NULL;
+    const char *spend_at = /* GPU-seconds spent at a's start */
+        "(select sum(max(0, min(b.ended_at, a.started_at) - b.started_at) *"
+        " b.gpu) from attempts b)";
+
+    (void)state;
+    sw_h_init(&h);
+    file = sim_sweep(&h, "",
+                     "budget: {gpu_hours: 0.4}\n"
+                     "early_terminate: {type: asha, promote: true, "
+                     "min_iter: 1, eta: 3, max_iter: 9}",
+                     16, 9, 60, 0);
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "4",  "--quiet",   NULL};
+    assert_int_equal(sw_h_run(&h, run, &out), 0);
+    assert_non_null(strstr(out, "is spent: no new trials"));
+    free(out);
+    /* no attempt started once 1,440 GPU-seconds were spent */
+    char *sql = sw_aprintf("select count(*) from attempts a where %s >= "
+                           "1440 - 1e-6",
+                           spend_at);
+    assert_int_equal(sw_h_count(&h, sql), 0);
+    free(sql);
+    /* each promotion's attempt, its length at the rate of the attempts
+     * running as it started, ended within the budget */
+    sql = sw_aprintf(
+        "select count(*) from attempts a where a.attempt > 1 and %s + "
+        "(a.ended_at - a.started_at) * (select coalesce(sum(b.gpu), 0) from "
+        "attempts b where b.started_at < a.started_at and b.ended_at > "
+        "a.started_at) >= 1440 + 1e-6",
+        spend_at);
+    assert_int_equal(sw_h_count(&h, sql), 0);
+    free(sql);
+    assert_true(sw_h_count(&h, "select count(*) from attempts where attempt "
+                               "> 1") >= 2);
+    assert_true(sw_h_count(&h, "select count(*) from runs where state = "
+                               "'stopped' and reason like '%not promoted: "
+                               "the budget was spent'") >= 1);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "in ('paused', 'pending', 'running')"),
+                     0);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* What a sweep spent before `sweep resume` counts against its budget:
  * the resumed sweep starts no more than one that was never stopped. */
 static void test_budget_counts_across_resume(void **state)
@@ -704,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_failures_are_seeded_and_retried),
         cmocka_unit_test(test_budget_stops_new_trials),
         cmocka_unit_test(test_budget_counts_across_resume),
+        cmocka_unit_test(test_budget_ends_promotions),
         cmocka_unit_test(test_usage_errors_make_no_sweep),
         cmocka_unit_test(test_startup_and_reading_delay),
         cmocka_unit_test(test_a_trial_declares_its_startup),
