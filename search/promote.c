@@ -25,8 +25,8 @@ typedef struct {
     int64_t run;
     double value; /* lower is better; +inf: not finite */
     bool promoted;
-    bool beyond;  /* promoted past the quota (next_beyond) */
-    bool drained; /* came here so: not counted in the quota */
+    bool beyond;           /* promoted past the quota (next_beyond) */
+    bool drained;          /* came here so: not counted in the quota */
     unsigned char bracket; /* the rung it started at */
 } entry;
 

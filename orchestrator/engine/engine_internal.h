@@ -223,9 +223,9 @@ struct sw_engine {
     sw_stopper *stopper;       /* early_terminate's rule; NULL: none */
     struct sw_promoter *promoter; /* asha with promote: rungs where runs
                                      pause (promote.h); NULL: none */
-    double *paces; /* promotion.c: by run index, the seconds an
-                      iteration took in its last attempt that reached a
-                      rung; 0: not seen (in this process) */
+    double *paces;                /* promotion.c: by run index, seconds an
+                                     iteration took in its last attempt
+                                     that reached a rung; 0: not seen */
     size_t n_paces;
     struct sw_pbt *pbt;           /* method pbt: its rounds (search/pbt.h);
                                      NULL: another method */

@@ -234,9 +234,10 @@ static double run_pace(const sw_engine *e, int64_t idx)
 static double time_left(const sw_engine *e, const sw_slot *s)
 {
     const sw_promoter *p = e->promoter;
-    int64_t target = s->target > 0 ? s->target
-                                   : sw_promoter_target(p, s->rec.idx);
+    int64_t target =
+        s->target > 0 ? s->target : sw_promoter_target(p, s->rec.idx);
     int k = sw_promoter_rung_of(p, target);
+    int64_t from = k > 0 ? sw_promoter_rung_iter(p, (size_t)k - 1) : 0;
     double pace = slot_pace(e, s), ran;
 
     if (s->iter >= 0 && pace > 0)
@@ -244,8 +245,7 @@ static double time_left(const sw_engine *e, const sw_slot *s)
     if ((pace = run_pace(e, s->rec.idx)) <= 0)
         return 0;
     ran = s->launched_at > 0 ? sw_clock_mono(e->clock) - s->launched_at : 0;
-    return (double)(target - (k > 0 ? sw_promoter_rung_iter(p, (size_t)k - 1)
-                                    : 0)) * pace - ran;
+    return (double)(target - from) * pace - ran;
 }
 
 /* How long the runs the quota promoted (or new ones) will take to reach
@@ -295,7 +295,8 @@ static bool drain_fits(void *ctx, int64_t run, size_t k)
     drain_ctx *c = ctx;
     const sw_promoter *p = c->e->promoter;
     double pace = run_pace(c->e, run);
-    int64_t more = sw_promoter_rung_iter(p, k + 1) - sw_promoter_rung_iter(p, k);
+    int64_t more =
+        sw_promoter_rung_iter(p, k + 1) - sw_promoter_rung_iter(p, k);
 
     return pace > 0 && (double)more * pace <= c->horizon &&
            budget_lasts_rung(c->e, run, k);
@@ -427,8 +428,7 @@ bool sw_engine__promote_drain(sw_engine *e)
     int error;
 
     if (!e->promoter || !e->spec->early_terminate.drain || !e->search_done ||
-        e->qlen > 0 ||
-        sw_engine__stopping(e) || sw_engine__budget_spent(e) ||
+        e->qlen > 0 || sw_engine__stopping(e) || sw_engine__budget_spent(e) ||
         (c.horizon = drain_horizon(e)) <= 0 ||
         !sw_promoter_next_beyond(e->promoter, drain_fits, &c, &idx, &to))
         return false;

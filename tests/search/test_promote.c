@@ -211,7 +211,7 @@ static void test_beyond_the_quota(void **state)
     assert_true(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
     assert_int_equal(run, 2);
     assert_int_equal(to, 1);
-    assert_true(sw_promoter_beyond(p, 2)); /* its latest promotion */
+    assert_true(sw_promoter_beyond(p, 2));  /* its latest promotion */
     assert_false(sw_promoter_beyond(p, 3)); /* the quota's, then waits */
     assert_false(sw_promoter_beyond(p, 9)); /* never recorded */
     c.n_asked = 0;
@@ -222,7 +222,7 @@ static void test_beyond_the_quota(void **state)
     c.n_asked = 0;
     assert_false(sw_promoter_next_beyond(p, fits_listed, &c, &run, &to));
     assert_int_equal(c.n_asked, 1); /* only 3 is left to ask */
-    expect_none(p); /* what the quota allows is unchanged */
+    expect_none(p);                 /* what the quota allows is unchanged */
     sw_promoter_free(p);
 }
 
