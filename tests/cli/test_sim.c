@@ -445,6 +445,60 @@ static void test_budget_ends_promotions(void **state)
     sw_h_dispose(&h);
 }
 
+/* Promotion ASHA's drain, on a space drawn whole (16 runs of loss
+ * lr + 1/i, rungs 1, 3, 9 of 60 s steps, 4 GPUs; paces exact: no
+ * start-up): the same sweep with and without it. With it, paused runs
+ * train further while the quota's last runs train, only once the last
+ * run has started, and the sweep ends when the one without it does;
+ * the quota's own promotions are the same. */
+typedef struct {
+    long steps, wall, at_last, early;
+} drain_figures;
+
+static drain_figures drain_run(const char *drain)
+{
+    sw_h h;
+    drain_figures f;
+    char *extra = sw_aprintf("early_terminate: {type: asha, promote: true, "
+                             "min_iter: 1, eta: 3, max_iter: 9, drain: %s}",
+                             drain);
+    char *file;
+
+    sw_h_init(&h);
+    file = sim_sweep(&h, "", extra, 16, 9, 60, 0);
+    const char *run[] = {"run",    file, "--backend", "sim",
+                         "--gpus", "4",  "--quiet",   NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    f.steps = sw_h_count(&h, "select count(*) from metrics");
+    f.wall = sw_h_count(&h, "select cast(round(max(ended_at) - "
+                            "min(started_at)) as int) from attempts");
+    f.at_last = sw_h_count(&h, "select count(*) from runs r where (select "
+                               "max(step) from metrics m where m.run_id = "
+                               "r.id) = 9");
+    /* promotions before the last new run started: the quota's only */
+    f.early = sw_h_count(&h, "select count(*) from attempts where attempt "
+                             "> 1 and started_at < (select max(started_at) "
+                             "from attempts where attempt = 1)");
+    free(file);
+    free(extra);
+    sw_h_dispose(&h);
+    return f;
+}
+
+static void test_drain_fills_idle_devices(void **state)
+{
+    drain_figures off = drain_run("false"), on = drain_run("true");
+
+    (void)state;
+    assert_true(on.steps > off.steps);
+    assert_int_equal(on.wall, off.wall);
+    assert_int_equal(on.at_last, off.at_last);
+    assert_int_equal(on.early, off.early);
+    print_message("drain: %ld steps against %ld, both in %ld s, %ld runs "
+                  "to the last rung\n",
+                  on.steps, off.steps, on.wall, on.at_last);
+}
+
 /* What a sweep spent before `sweep resume` counts against its budget:
  * the resumed sweep starts no more than one that was never stopped. */
 static void test_budget_counts_across_resume(void **state)
@@ -759,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_budget_stops_new_trials),
         cmocka_unit_test(test_budget_counts_across_resume),
         cmocka_unit_test(test_budget_ends_promotions),
+        cmocka_unit_test(test_drain_fills_idle_devices),
         cmocka_unit_test(test_usage_errors_make_no_sweep),
         cmocka_unit_test(test_startup_and_reading_delay),
         cmocka_unit_test(test_a_trial_declares_its_startup),
