@@ -94,7 +94,7 @@ static void spent_now(sw_engine *e, double now, double *gpu_s, double *trial_s,
         *trial_rate = tr;
 }
 
-bool sw_engine__budget_lasts(sw_engine *e, double seconds, double gpus)
+bool sw_engine__budget_lasts(sw_engine *e, double seconds)
 {
     double now = sw_clock_wall(e->clock), gpu_s, trial_s, gr, tr, wall;
 
@@ -104,7 +104,7 @@ bool sw_engine__budget_lasts(sw_engine *e, double seconds, double gpus)
         return false;
     spent_now(e, now, &gpu_s, &trial_s, &gr, &tr);
     wall = e->spent.first > 0 ? now - e->spent.first : 0;
-    return sw_budget_spent(&e->spec->budget, gpu_s + seconds * (gr + gpus),
+    return sw_budget_spent(&e->spec->budget, gpu_s + seconds * gr,
                            trial_s + seconds * (tr + 1), wall + seconds, NULL,
                            NULL) < 1;
 }

@@ -443,9 +443,10 @@ int sw_engine__budget_load(sw_engine *e);
 int sw_engine__budget_event(void *engine, const sw_event *ev);
 bool sw_engine__budget_spent(sw_engine *e);
 /* Whether the budget lasts `seconds` more (true without one) while the
- * sweep spends as it does now, plus one more attempt holding `gpus`:
- * whether work that long, started now, ends before the budget does. */
-bool sw_engine__budget_lasts(sw_engine *e, double seconds, double gpus);
+ * sweep spends as it does now, plus one more attempt (its devices are
+ * those a pausing run gave back, already counted): whether work that
+ * long, started now, ends before the budget does. */
+bool sw_engine__budget_lasts(sw_engine *e, double seconds);
 
 /* progress.c: what a person sees, a consumer: notices on stdout and
  * stderr, one line per ended attempt (not on a terminal), and the status

@@ -273,13 +273,21 @@ static double drain_horizon(const sw_engine *e)
  * promotion that would outlast it would keep a few devices busy, and all
  * the others paid for, long after it (true without a budget, or for a
  * run whose pace this process has not seen). */
-static bool budget_lasts_rung(sw_engine *e, int64_t run, size_t k)
+/* Seconds the run waiting at rung k takes to rung k + 1 at its pace;
+ * 0 when this process has not seen its pace. */
+static double rung_time(const sw_engine *e, int64_t run, size_t k)
 {
     int64_t more = sw_promoter_rung_iter(e->promoter, k + 1) -
                    sw_promoter_rung_iter(e->promoter, k);
-    double pace = run_pace(e, run);
 
-    return pace <= 0 || sw_engine__budget_lasts(e, (double)more * pace, 0);
+    return (double)more * run_pace(e, run);
+}
+
+static bool budget_lasts_rung(sw_engine *e, int64_t run, size_t k)
+{
+    double t = rung_time(e, run, k);
+
+    return t <= 0 || sw_engine__budget_lasts(e, t);
 }
 
 typedef struct {
@@ -293,13 +301,9 @@ typedef struct {
 static bool drain_fits(void *ctx, int64_t run, size_t k)
 {
     drain_ctx *c = ctx;
-    const sw_promoter *p = c->e->promoter;
-    double pace = run_pace(c->e, run);
-    int64_t more =
-        sw_promoter_rung_iter(p, k + 1) - sw_promoter_rung_iter(p, k);
+    double t = rung_time(c->e, run, k);
 
-    return pace > 0 && (double)more * pace <= c->horizon &&
-           budget_lasts_rung(c->e, run, k);
+    return t > 0 && t <= c->horizon && budget_lasts_rung(c->e, run, k);
 }
 
 void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
