@@ -70,7 +70,12 @@
 #     +-0.004 of seeded noise, so this best is partly a lucky epoch);
 #   - a common target (0.405 synthetic, 0.075 recorded: within about 1 %
 #     of what the space allows), beside the baseline first there;
-# and the ratio: that baseline's GPU-hours over the side's.
+# and the ratio: that baseline's GPU-hours over the side's. Beside them,
+# the floor: the fewest GPU-hours any policy can spend to each value
+# while it keeps 95 % of the 8 GPUs busy (0.95 x 8 x how soon the
+# fastest configuration of the family first reports the value, alone on
+# a whole GPU: scenario_curve.awk --floor), and its ratio, the most any
+# such policy could reach against that baseline.
 #
 #   bash tests/bench/bench_scenarios.sh [_ [SEED]]    (default seed 1;
 #   about 7 minutes on 2 cores, most of it bayes and TPE over thousands
@@ -248,6 +253,22 @@ steady() { # HOME GPUS
     select (select sum(max(0, min(ended_at, (select t from w)) - started_at) * gpu)
             from attempts) / ($2 * ((select t from w) - (select s from w)))" | tail -1
 }
+# The floor: how soon any configuration of FAMILY can first report
+# VALUE (the fastest, alone on a whole GPU: curve.awk --floor), and so
+# the fewest GPU-seconds any policy can spend to VALUE while it keeps
+# 95 % of the 8 GPUs busy (the occupancy the benchmark asks of sweep):
+# 0.95 x 8 x that time. Prints "SECONDS GPU_SECONDS WHAT", nan nan when
+# no configuration reaches it.
+floor_of() { # FAMILY VALUE
+  local out secs
+  if [ "$1" = synthetic ]; then
+    out=$(awk -f "$work/curve.awk" -- --lr_min=0.0001 --lr_max=0.1 --floor="$2")
+  else
+    out=$(awk -f "$work/curve.awk" -- --family=recorded --curves="$curves" --floor="$2")
+  fi
+  secs=${out%% *}
+  if [ "$secs" = -1 ]; then echo "nan nan ${out#* }"; else echo "$secs $(echo "0.95 * 8 * $secs" | bc -l) ${out#* }"; fi
+}
 h() { echo "$1 / 3600" | bc -l; }
 pct() { echo "100 * $1" | bc -l; }
 ratio() { if [ "$1" = nan ] || [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
@@ -349,6 +370,12 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
     fi
   done
   echo "  the strongest baseline to $metric $target: ${fastest:-none reached it}"
+  local fb fbg fbw ftt ftg ftw
+  read -r fb fbg fbw <<<"$(floor_of "$fam" "${best[$strongest]}")"
+  read -r ftt ftg ftw <<<"$(floor_of "$fam" "$target")"
+  echo "  the floor, the fewest GPU-hours any policy can spend to a value while it"
+  echo "  keeps 95 % of the 8 GPUs busy: 0.95 x 8 x how soon the fastest configuration"
+  echo "  reaches it alone on a whole GPU ($fbw; $ftw)"
   printf '  %-9s %6s %9s %7s %6s %6s | %-18s %7s | %-18s %7s\n' "" "" "" "GPU-h" "" "until" \
     "to ${best[$strongest]}" "" "to $target" ""
   printf '  %-9s %6s %9s %7s %6s %6s | %8s %9s %7s | %8s %9s %7s\n' side trials best busy occup. "last" \
@@ -360,6 +387,10 @@ scenario2() { # FAMILY METRIC BUDGET CAP TARGET
       "$(fmt_h "${to_fh[$side]}")" "$(fmt_h "${to_fg[$side]}")" "$(fmt_x "${to_fg[${fastest:-$strongest}]}" "${to_fg[$side]}")"
     [ -z "${MD:-}" ] || echo "$fam|$seed|$side|${trials[$side]}|${best[$side]}|${gpuh[$side]}|${occ[$side]}|${stead[$side]}|${to_h[$side]}|${to_g[$side]}|${to_fh[$side]}|${to_fg[$side]}|$strongest|${fastest:-}|$target|$budget" >>"$MD"
   done
+  printf '  %-9s %6s %9s %7s %5.1f%% %6s | %8s %9s %7s | %8s %9s %7s\n' floor - - - 95 - \
+    "$(fmt_h "$fb")" "$(fmt_h "$fbg")" "$(fmt_x "${to_g[$strongest]}" "$fbg")" \
+    "$(fmt_h "$ftt")" "$(fmt_h "$ftg")" "$(fmt_x "${to_fg[${fastest:-$strongest}]}" "$ftg")"
+  [ -z "${MD:-}" ] || echo "$fam|$seed|floor|-|nan|nan|0.95|nan|$fb|$fbg|$ftt|$ftg|$strongest|${fastest:-}|$target|$budget" >>"$MD"
 }
 fmt_h() { [ "$1" = nan ] && echo - || printf '%.1f' "$(h "$1")"; }
 fmt_pct() { [ "$1" = nan ] && echo - || printf '%.1f%%' "$(pct "$1")"; }
@@ -370,6 +401,7 @@ echo
 echo "(ratio: the strongest baseline's GPU-hours to the value over the side's: the"
 echo " one with the best value, and the one first at the common target; target:"
 echo " >= 2x to the strongest baseline's best on both families, at >= 95 % occupancy;"
+echo " the floor's ratio: the most any policy at that occupancy could reach;"
 echo " seed $seed; sweep: $sweep)"
 if [ -n "${SVG:-}" ]; then
   SWEEP_HOME="$work/h-synthetic-sweep" "$sweep" report --plot "$SVG" >/dev/null
