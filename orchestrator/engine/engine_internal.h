@@ -493,6 +493,10 @@ void sw_engine__promote_observe(sw_engine *e, sw_slot *s, int64_t step,
  * no say) */
 bool sw_engine__promote_decide(sw_engine *e, sw_slot *s);
 int64_t sw_engine__train_until(const sw_engine *e, const sw_slot *s);
+/* An adopted attempt (resume.c) whose run reached, in that attempt, the
+ * rung it was told to train to: it pauses there, as it would have had
+ * the sweep seen its end. */
+void sw_engine__promote_adopted(sw_engine *e, sw_slot *s);
 int sw_engine__promote_due(sw_engine *e);
 /* When the sweep can start nothing new (run_cap, its space drawn) and
  * nothing is due, the best waiting run that can reach its next rung

@@ -82,7 +82,8 @@ typedef struct {
     const sw_engine *e;
     sw_promoter *p;
     int64_t idx;
-    size_t next; /* the first rung not reached yet */
+    size_t next;       /* the first rung not reached yet */
+    double reached_at; /* when the highest rung reached was */
     curve seen;
 } replay_ctx;
 
@@ -92,7 +93,6 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
     replay_ctx *c = ctx;
     int64_t iter;
 
-    (void)time;
     if (!curve_take(&c->seen, step, name, has_value, value))
         return 0;
     iter = (int64_t)c->seen.t[c->seen.n - 1];
@@ -101,27 +101,48 @@ static int replay_row(void *ctx, int64_t step, const char *name, bool has_value,
         sw_promoter_record(c->p, c->idx, c->next,
                            rank_value(c->e, &c->seen, c->next, value));
         c->next++;
+        c->reached_at = time;
     }
     return 0;
 }
 
 /* One run: recorded at each rung it reached; promoted out of all but
- * the highest, and out of that one too unless it waits there. */
+ * the highest, and out of that one too unless it waits there: paused,
+ * or running an attempt that reached it (it was told to train to it and
+ * pauses there as its attempt ends). */
 static int replay_run(sw_engine *e, const sw_run_rec *r)
 {
-    replay_ctx c = {
-        e, e->promoter, r->idx, 0, {e->spec->metric.name, NULL, NULL, 0, 0}};
+    replay_ctx c = {e, e->promoter, r->idx,
+                    0, 0,           {e->spec->metric.name, NULL, NULL, 0, 0}};
     size_t k;
     int error = sw_store_metric_rows(e->st, r->id, replay_row, &c);
+    bool pausing;
 
     curve_dispose(&c.seen);
     if (error || c.next == 0)
         return error;
     for (k = 0; k + 1 < c.next; k++)
         sw_promoter_mark(e->promoter, r->idx, k);
-    if (r->state != SW_RUN_PAUSED)
+    pausing = r->state == SW_RUN_RUNNING && r->started_at > 0 &&
+              c.reached_at >= r->started_at;
+    if (r->state != SW_RUN_PAUSED && !pausing)
         sw_promoter_mark(e->promoter, r->idx, c.next - 1);
     return SW_OK;
+}
+
+void sw_engine__promote_adopted(sw_engine *e, sw_slot *s)
+{
+    size_t k;
+
+    if (!e->promoter || !sw_promoter_waiting(e->promoter, s->rec.idx, &k))
+        return;
+    s->target = sw_promoter_rung_iter(e->promoter, k);
+    s->iter = s->target;
+    sw_engine__pause(e, s,
+                     sw_aprintf("it reached rung %zu (iteration %lld) "
+                                "before the sweep was resumed",
+                                k, (long long)s->target));
+    s->pause = true;
 }
 
 static int rebuild(sw_engine *e)

@@ -79,7 +79,8 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     /* a job still in Slurm's queue has not started: no deadline yet */
     s->queued = s->rec.pending_reason != NULL;
     s->deadline = s->queued ? 0 : sw_engine__deadline(e, &s->rec);
-    sw_engine__gpus_adopt(e, s); /* its devices count again */
+    sw_engine__gpus_adopt(e, s);      /* its devices count again */
+    sw_engine__promote_adopted(e, s); /* at its rung: it pauses */
     return SW_OK;
 }
 
