@@ -98,7 +98,10 @@ done
 # SIGKILL of sweep with runs paused, then sweep resume; without the
 # drain, whose promotions past the quota depend on this machine's timing
 # (with it, one run of this test trained 45 steps), so that only ASHA's own promotions
-# count toward the steps trained.
+# count toward the steps trained. Those vary with the order runs reach
+# their rungs (a run in the top third when it arrives stays promoted when
+# better ones come, and the kill reorders the arrivals): 21 to 39 steps
+# in two dozen kills here, against 81 without the rule.
 killed() { # EXTRAPOLATE
   rm -rf "$SWEEP_HOME"
   sweepfile 0.3 "$1" false
@@ -121,7 +124,7 @@ killed() { # EXTRAPOLATE
   (cd "$work" && "$sweep" resume >"$work/out3" 2>&1) || { cat "$work/out3"; fail "sweep resume failed"; }
   [ "$(q "select state from sweeps")" = finished ] || fail "the resumed sweep did not finish"
   [ "$(q "select count(*) from runs")" = 9 ] || fail "not 9 runs after resume"
-  check_rungs 40
+  check_rungs 54
   check_resumed
   echo "paused before the kill: $paused_before; $(q "select count(*) from metrics") steps trained"
 }
