@@ -3,7 +3,8 @@
 # at their rung (their device given to another run meanwhile) and are
 # resumed from their checkpoint at the next iteration when promoted; a
 # SIGKILL of `sweep` while runs are paused, then `sweep resume`, loses
-# nothing and trains no step twice.
+# nothing and trains no step twice; one killed while a run at its rung
+# is still exiting pauses that run at its rung when it exits.
 #
 #   bash tests/cli/test_promote.sh SWEEP_BIN
 set -euo pipefail
@@ -137,4 +138,41 @@ echo "== the same, runs ranked by their extrapolated curves"
 killed true
 cat "$work/out2" "$work/out3" | grep -q "rung 1 (iteration 3): predicted final value" ||
   fail "no ranking by a predicted final value at rung 1"
+# SIGKILL of sweep after a run reported the rung it was told to train
+# to and while its process still saves (a trainer that takes 2 s to
+# exit): the resumed sweep adopts the attempt, and the run pauses at that
+# rung when it exits, as it would have had sweep seen its end; it is not
+# taken to have been promoted, nor does it end finished short of max_iter
+echo "== SIGKILL of sweep while a run at its rung is still exiting"
+rm -rf "$SWEEP_HOME"
+cat >"$work/slow.yaml" <<YAML
+program: $here/examples/trainers/toy.sh
+method: grid
+parallel: 1
+metric: {name: loss, goal: minimize}
+early_terminate: {type: asha, min_iter: 1, eta: 3, max_iter: 9, promote: true, drain: false}
+command: [sh, -c, 'sh "\$0" "\$@"; sleep 2', "\${program}", "\${args}"]
+parameters:
+  x: {values: [3, 2, 1]}
+  y: {value: -1}
+  steps: {value: 9}
+  sleep: {value: 0.05}
+YAML
+(cd "$work" && exec "$sweep" run slow.yaml --gpus 1 >"$work/out4" 2>&1) &
+pid=$!
+for _ in $(seq 1 200); do
+  [ "$(q "select count(*) from metrics m join runs r on r.id = m.run_id where r.state = 'running' and m.step = 1" 2>/dev/null || echo 0)" -ge 1 ] && break
+  sleep 0.05
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+first=$(q "select id from runs where state = 'running'")
+[ -n "$first" ] || fail "no run at its rung at the kill"
+(cd "$work" && "$sweep" resume >"$work/out5" 2>&1) || { cat "$work/out5"; fail "sweep resume failed"; }
+[ "$(q "select state from sweeps")" = finished ] || fail "the resumed sweep did not finish"
+[ "$(q "select outcome from attempts where run_id = '$first' and attempt = 1")" = paused ] ||
+  fail "run $first did not pause at its rung after the resume"
+[ "$(q "select count(*) from runs r where state = 'finished' and (select max(step) from metrics m where m.run_id = r.id) != 9")" = 0 ] ||
+  fail "a finished run did not train to 9"
+check_resumed
 echo "test_promote: ok"
