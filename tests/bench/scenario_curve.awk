@@ -11,8 +11,9 @@
 # device), and that configuration. On the recorded family that is a scan
 # of the curves; on the synthetic one, of the noise-free curve at its
 # best dropout (0.15) and batch size (64) over a fine grid of learning
-# rates within --lr_min and --lr_max, less the noise's most (0.004),
+# rates within --lr_min and --lr_max, less the noise's most (NOISE, 0.004),
 # since the noise of some configuration near the best is that low.
+# The synthetic curve's noise is NOISE times noise(t): at most NOISE either way.
 function noise(t) { # a seeded value in [-1, 1) of the parameters and t
     srand(key * 1000 + t)
     return 2 * rand() - 1
@@ -67,7 +68,7 @@ function floor_synthetic(v,  epochs, large, t, lo, hi, x, lr, y, best, what) {
             for (x = lo; x <= hi; x += 0.0005) {
                 lr = 10 ^ x
                 synthetic(lr, 0.15, 64, large)
-                y = A + B * t ^ -C - 0.004
+                y = A + B * t ^ -C - NOISE
                 if (y > v) continue
                 if (best < 0 || t * synthetic_s(large) < best) {
                     best = t * synthetic_s(large)
@@ -79,6 +80,7 @@ function floor_synthetic(v,  epochs, large, t, lo, hi, x, lr, y, best, what) {
     else printf "%.0f %s\n", best, what
 }
 BEGIN {
+    NOISE = 0.004
     p["share"] = 1; p["mig_from"] = 1e9; p["lr_min"] = 0.0001; p["lr_max"] = 0.1
     for (i = 1; i < ARGC; i++) {
         split(ARGV[i], kv, "=")
@@ -114,6 +116,6 @@ BEGIN {
     key = int(p["lr"] * 1e9) % 100003 + int(p["dropout"] * 1e6) + p["batch_size"] + 7 * large
     for (t = from; t <= epochs; t++)
         printf "@metrics {\"step\": %d, \"loss\": %.6f, \"_seconds\": %.3f}\n", t, \
-            A + B * t ^ -C + 0.004 * noise(t), secs
+            A + B * t ^ -C + NOISE * noise(t), secs
     exit
 }
