@@ -682,13 +682,16 @@ static void lost_attempt(sw_engine *e, sw_slot *s, const char *why)
 /* An attempt the machine's disk failed (sw_exit.disk: a write of its
  * output refused, or it failed with the home full): not the trial's
  * failure, so its run goes again without using a retry (counted in
- * `lost`, as the machine's faults are), however often. */
+ * `lost`, as the machine's faults are), however often. One that exited
+ * 0 has no result: what its log lost may have held its values. */
 static void disk_attempt(sw_engine *e, sw_slot *s, const sw_exit *x)
 {
     char why[64];
 
     (void)e;
-    if (x->exited)
+    if (x->exited && x->exit_code == 0)
+        snprintf(why, sizeof(why), "exit 0, its log cut short,");
+    else if (x->exited)
         snprintf(why, sizeof(why), "exit %d", x->exit_code);
     else
         snprintf(why, sizeof(why), "signal %d", x->signal);
@@ -730,8 +733,11 @@ static int finish(sw_engine *e, sw_slot *s)
     bool timeout = s->cancel == SW_CANCEL_TIMEOUT &&
                    !(e->spec->timeout > 0 && s->rec.started_at > 0 &&
                      s->end.at < s->rec.started_at + e->spec->timeout);
-    bool disk = how == END_EXITED && x->disk && !timeout && !s->stop &&
-                !s->cancel && !(x->exited && x->exit_code == 0);
+    /* whatever it exited with: a trial that exited 0 with a write of its
+     * log refused may have printed values the store never saw, so it has
+     * no result yet */
+    bool disk =
+        how == END_EXITED && x->disk && !timeout && !s->stop && !s->cancel;
     sw_attempt_end end = {how != END_START_FAILED,
                           how == END_LOST,
                           timeout,
@@ -765,13 +771,13 @@ static int finish(sw_engine *e, sw_slot *s)
         s->rec.state = SW_RUN_CANCELED;
         set_str(&s->rec.reason, sw_cancel_name(s->cancel));
         sw_engine__tally(e, s->rec.state, true);
+    } else if (disk) {
+        disk_attempt(e, s, x);
     } else if (how == END_EXITED && !timeout && x->exited &&
                x->exit_code == 0) {
         s->rec.state = SW_RUN_FINISHED;
         set_str(&s->rec.reason, NULL);
         sw_engine__tally(e, s->rec.state, true);
-    } else if (disk) {
-        disk_attempt(e, s, x);
     } else if (how == END_LOST && !timeout) {
         lost_attempt(e, s, msg);
     } else if (s->job_key && how == END_EXITED && !timeout &&

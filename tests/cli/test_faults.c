@@ -6,7 +6,8 @@
  * grid point must run to its end exactly once (each trial appends its
  * run id to a ledger outside the sweep home when it is done), nothing
  * may fail for the machine's fault, and `sweep` must end, saying why,
- * rather than hang.
+ * rather than hang; and no run may end `finished` without the value its
+ * trial printed (issue 35).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -443,6 +444,117 @@ static void test_trials_fill_the_disk(void **state)
     free(home);
 }
 
+/* How many lines of `text` are exactly `line`. */
+static int count_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    const char *p;
+    int count = 0;
+
+    for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+            count++;
+    return count;
+}
+
+/* Issue 35: trials print 1 MiB each, then their one value, into a sweep
+ * home on an 8 MiB tmpfs. Where the disk took a trial's log but not its
+ * value (or the store did not take it), the run must not end `finished`
+ * without it: its attempt is `disk`, it runs again after `sweep resume`
+ * (without using a retry), and once the tmpfs has grown every run is
+ * finished with its own value, stored once. A trial appends its run id
+ * to a ledger (outside the home) after printing its value: a run ran to
+ * its end once for its finished attempt and once for each disk attempt,
+ * never more. (Before, some runs ended `finished` with no value, and no
+ * resume ran them again.) */
+static void test_values_survive_full_disk(void **state)
+{
+    const char *resume[] = {"resume", "--quiet", NULL};
+    tmpfs_fixture *fx = *state;
+    char *ledger, *script, *trial, *text, *file, *home, *remount, *sql, *log;
+    char *ids = NULL, *line, *next;
+    const char *q[] = {"query", "--csv", "select id from runs", NULL};
+    sw_h *h = &fx->h;
+    int rc, runs = 0;
+    long ran, ends;
+
+    if (!fx->mounted)
+        skip();
+    remount = sw_aprintf("mount -o remount,size=8m '%s'", fx->mnt);
+    assert_int_equal(system(remount), 0);
+    free(remount);
+    home = sw_aprintf("%s/home", fx->mnt);
+    setenv("SWEEP_HOME", home, 1);
+    ledger = sw_aprintf("%s/ledger", h->dir);
+    script = sw_aprintf("yes 0123456789abcdef0123456789abcde | head -c 1048576"
+                        "\necho \"@metrics {\\\"loss\\\": ${1#--x=}}\"\n"
+                        "echo \"$SWEEP_RUN_ID\" >> '%s'\n",
+                        ledger);
+    trial = sw_h_file(h, "trial.sh", script);
+    text = sw_aprintf("method: grid\nparallel: 3\nretries: 0\n"
+                      "metric: {name: loss, goal: minimize}\n"
+                      "command: [/bin/sh, %s, '${args}']\n"
+                      "parameters:\n  x: {values: [0, 1, 2, 3, 4, 5, 6, 7, 8, "
+                      "9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,"
+                      " 23, 24, 25, 26, 27, 28, 29]}\n",
+                      trial);
+    file = sw_h_file(h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    rc = sw_h_run(h, run, NULL);
+    assert_int_equal(rc, 1); /* 30 MiB of output cannot fit in 8 */
+    sleep_ms(500);           /* the trials left running end */
+    remount = sw_aprintf("mount -o remount,size=96m '%s'", fx->mnt);
+    assert_int_equal(system(remount), 0);
+    assert_int_equal(sw_h_run(h, resume, NULL), 0);
+    assert_int_equal(sw_h_count(h, "select count(*) from runs where state"
+                                   " = 'finished'"),
+                     30);
+    /* each run has one value, its own x */
+    assert_int_equal(sw_h_count(h, "select count(*) from metrics where name"
+                                   " = 'loss'"),
+                     30);
+    assert_int_equal(
+        sw_h_count(h, "select count(*) from runs r join metrics m on"
+                      " m.run_id = r.id and m.name = 'loss' where m.value ="
+                      " json_extract(r.params, '$.x') and r.value = m.value"),
+        30);
+    assert_int_equal(sw_h_count(h, "select count(*) from attempts where"
+                                   " outcome = 'failed'"),
+                     0);
+    /* none ran to its end more often than its attempts say it did */
+    log = sw_test_slurp(ledger, NULL);
+    assert_non_null(log);
+    assert_int_equal(sw_h_run(h, q, &ids), 0);
+    for (line = strchr(ids, '\n'); line && line[1]; line = next) {
+        next = strchr(line + 1, '\n');
+        if (next)
+            *next = '\0';
+        sql = sw_aprintf("select count(*) from attempts where run_id = '%s'"
+                         " and outcome in ('finished', 'disk')",
+                         line + 1);
+        ends = sw_h_count(h, sql);
+        ran = count_line(log, line + 1);
+        if (ran < 1 || ran > ends)
+            fail_msg("run %s ran to its end %ld times for %ld attempts",
+                     line + 1, ran, ends);
+        free(sql);
+        runs++;
+        if (!next)
+            break;
+    }
+    assert_int_equal(runs, 30);
+    sleep_ms(300); /* the shims' last exit files */
+    free(ids);
+    free(log);
+    free(remount);
+    free(file);
+    free(text);
+    free(trial);
+    free(script);
+    free(ledger);
+    free(home);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +565,8 @@ int main(void)
                                         tmpfs_teardown),
         cmocka_unit_test_setup_teardown(test_trials_fill_the_disk, tmpfs_setup,
                                         tmpfs_teardown),
+        cmocka_unit_test_setup_teardown(test_values_survive_full_disk,
+                                        tmpfs_setup, tmpfs_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
