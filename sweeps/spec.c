@@ -814,9 +814,10 @@ static void top_timeout(sw_spec__ctx *c, const sw_value *v, const char *path)
         sw_spec__err(c, v, path, "must be a number of seconds greater than 0");
 }
 
-/* `log_limit`: the bytes each of a run's logs may hold, "1GiB", "512MiB"
- * or a number of bytes; 0: none (docs/sweep-file.md). */
-static void top_log_limit(sw_spec__ctx *c, const sw_value *v, const char *path)
+/* A size at `path`: "1GiB", "512MiB" or a number of bytes; 0 says none
+ * (*out: SW_LOG_UNLIMITED). */
+static void want_size(sw_spec__ctx *c, const sw_value *v, const char *path,
+                      int64_t *out)
 {
     double mib = 0, bytes = 0;
 
@@ -833,7 +834,22 @@ static void top_log_limit(sw_spec__ctx *c, const sw_value *v, const char *path)
                      "must be a size such as 1GiB or 512MiB, a whole "
                      "number of bytes, or 0 for no limit");
     else
-        c->spec->log_limit = bytes == 0 ? SW_LOG_UNLIMITED : (int64_t)bytes;
+        *out = bytes == 0 ? SW_LOG_UNLIMITED : (int64_t)bytes;
+}
+
+/* `log_limit`: the bytes each of a run's logs may hold; 0: none
+ * (docs/sweep-file.md). */
+static void top_log_limit(sw_spec__ctx *c, const sw_value *v, const char *path)
+{
+    want_size(c, v, path, &c->spec->log_limit);
+}
+
+/* `metrics_backlog`: the most of an ended attempt's output left to read
+ * for its @metrics lines; 0: no bound (docs/metrics.md). */
+static void top_metrics_backlog(sw_spec__ctx *c, const sw_value *v,
+                                const char *path)
+{
+    want_size(c, v, path, &c->spec->metrics_backlog);
 }
 
 /* Where trials run: the work tree as it is (default), or a checkout of
@@ -924,6 +940,7 @@ static const struct {
     {"retries", top_retries},
     {"timeout", top_timeout},
     {"log_limit", top_log_limit},
+    {"metrics_backlog", top_metrics_backlog},
     {"seed", top_seed},
     {"resources", sw_spec__top_resources},
     {"gpus", sw_spec__top_gpus},

@@ -193,6 +193,9 @@ typedef struct {
     double timeout;    /* seconds; 0: none */
     int64_t log_limit; /* bytes each of a run's logs may hold; 0: not set
                           (SW_LOG_LIMIT_DEFAULT); SW_LOG_UNLIMITED: none */
+    /* the most of an ended attempt's output read for its @metrics lines;
+     * 0: not set (SW_METRICS_BACKLOG_DEFAULT); SW_LOG_UNLIMITED: no bound */
+    int64_t metrics_backlog;
     bool has_seed;
     uint64_t seed;
     sw_resources resources;
@@ -268,5 +271,8 @@ void sw_spec__build(sw_spec *spec, const sw_spec__keys *keys, sw_diags *diags);
 /* What a run's log may hold when the sweep file sets no `log_limit`. */
 #define SW_LOG_LIMIT_DEFAULT ((int64_t)1 << 30)
 #define SW_LOG_UNLIMITED INT64_MAX /* `log_limit: 0` */
+/* What of an ended attempt's output is read for its @metrics lines when
+ * the sweep file sets no `metrics_backlog` (docs/metrics.md). */
+#define SW_METRICS_BACKLOG_DEFAULT ((int64_t)4 << 20)
 
 #endif

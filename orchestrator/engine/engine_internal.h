@@ -109,6 +109,7 @@ typedef struct {
     bool long_metrics; /* that line is a @metrics line */
     bool warned_long;  /* warned about a long plain line */
     bool warned_names; /* warned about refused metric names */
+    bool weighed;      /* its backlog at its end was held to the bound */
     /* reports.c: the attempt's metrics token (NULL: none), whether it
      * reported over HTTP, and the stopping rule's verdict */
     char *token;

@@ -804,6 +804,17 @@ static int finish(sw_engine *e, sw_slot *s)
     return SW_OK;
 }
 
+/* The devices of an attempt whose process has gone, given back before
+ * its end is recorded; what it held is kept for that record. */
+static void free_devices(sw_engine *e, sw_slot *s)
+{
+    if (!s->gpus)
+        return;
+    s->held_gpu = sw_engine__gpus_held(e, s);
+    s->gave_gpus = true;
+    sw_engine__gpus_release(e, s);
+}
+
 /* Reads a turn of an ended attempt's output; once it is all read, its
  * end is recorded. */
 static int drain(sw_engine *e, sw_slot *s)
@@ -841,6 +852,8 @@ static int end_attempt(sw_engine *e, sw_slot *s, const sw_exit *x, end_kind how,
         s->queued = false;
     }
     s->phase = SW_SLOT_ENDED;
+    if (!e->virtual_time) /* gone: they are free while its output is read */
+        free_devices(e, s);
     return drain(e, s);
 }
 

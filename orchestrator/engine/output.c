@@ -10,6 +10,13 @@
  * long_scan) and committed past in one step once its newline comes, so
  * no piece of it is ever read as a line of its own, and after a crash
  * it is scanned again from its start.
+ *
+ * An attempt's end waits only on a bounded backlog: when it has ended
+ * with more of its output unread than the sweep's `metrics_backlog`
+ * (a trial that printed faster than the store takes lines), the rest is
+ * skipped, said once, and its end recorded at once; the lines stay in
+ * stdout.log. Not on a virtual clock, where a trial prints its whole
+ * curve at once and nothing waits on it.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -175,6 +182,42 @@ static int64_t read_pos(const sw_slot *s)
     return s->long_scan ? s->long_scan : s->rec.stdout_offset;
 }
 
+/* The most of an ended attempt's output still read. */
+static int64_t backlog_bound(const sw_engine *e)
+{
+    int64_t b = e->spec->metrics_backlog;
+
+    return b == 0 ? SW_METRICS_BACKLOG_DEFAULT : b;
+}
+
+/* Once an attempt has ended with more than the bound unread (`size`:
+ * its output's end), skips it all: the offset goes to the end, committed
+ * (on failure nothing has moved), and a person is told. Whether it did. */
+static int skip_backlog(sw_engine *e, sw_slot *s, int64_t size, bool *skipped)
+{
+    int64_t from = s->rec.stdout_offset, bound = backlog_bound(e);
+    int rc;
+
+    *skipped = false;
+    if (e->virtual_time || s->weighed || size - from <= bound)
+        return SW_OK;
+    s->rec.stdout_offset = size;
+    if ((rc = sw_store_update_progress(e->st, &s->rec)) < 0) {
+        s->rec.stdout_offset = from;
+        return rc;
+    }
+    s->weighed = *skipped = true;
+    s->long_scan = 0;
+    sw_engine__notice(e, SW_NOTICE_WARN,
+                      "sweep: run %s: skipped %lld bytes of output unread "
+                      "at its end (over metrics_backlog, %lld bytes): their "
+                      "@metrics lines are not recorded; they stay in %s/"
+                      "stdout.log",
+                      s->rec.id, (long long)(size - from), (long long)bound,
+                      s->run_dir);
+    return SW_OK;
+}
+
 /* Reads a turn of what the trial wrote since last time and records its
  * metrics: up to its last complete line, or with `at_end`, all of it
  * once the last turn reaches the end. */
@@ -185,6 +228,7 @@ static int tail_turn(sw_engine *e, sw_slot *s, bool at_end)
     int64_t pos, size = 0;
     ssize_t len;
     size_t used;
+    bool skipped;
     int error = SW_OK;
 
     s->out_more = s->out_dirty = false;
@@ -197,6 +241,11 @@ static int tail_turn(sw_engine *e, sw_slot *s, bool at_end)
         if (fstat(s->out_fd, &st) != 0 || st.st_size <= pos)
             return SW_OK;
         size = st.st_size;
+    }
+    if (at_end && s->phase == SW_SLOT_ENDED && !s->weighed) {
+        if ((error = skip_backlog(e, s, size, &skipped)) < 0 || skipped)
+            return error;
+        s->weighed = true;
     }
     if (!e->buf)
         e->buf = sw_malloc(READ_MAX);

@@ -5,7 +5,9 @@
  * end is recorded when it exits (not once the flood is read), so it
  * finishes instead of "timing out" behind the flood; and every line of
  * the flood is still stored, once. (Against a sweep that read the whole
- * flood at once, both runs end failed (timeout).)
+ * flood at once, both runs end failed (timeout).) And a flood that
+ * outlives its timeout has its end recorded within 1 s of its process's
+ * end, its unread backlog skipped past `metrics_backlog` (issue 35).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,15 +16,18 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "testutil.h"
 #include "sweeps/buf.h"
 
 #define FLOOD_LINES 1000000
+#define SW_TEST_BACKLOG (4 << 20) /* metrics_backlog's default */
 
 /* The time the calm trial says it exited (its run folder's exited_at),
  * as written (caller frees). */
@@ -58,7 +63,8 @@ static void test_a_flood_stalls_no_other_run(void **state)
                       "command: [/usr/bin/python3, %s]\n"
                       "parameters:\n"
                       "  role: {values: [flood, calm]}\n"
-                      "  lines: {value: %d}\n  sleep: {value: 1}\n",
+                      "  lines: {value: %d}\n  sleep: {value: 1}\n"
+                      "metrics_backlog: 0\n", /* read it all */
                       trial, FLOOD_LINES);
     file = sw_h_file(&h, "sweep.yaml", text);
     const char *run[] = {"run", file, "--quiet", NULL};
@@ -82,6 +88,162 @@ static void test_a_flood_stalls_no_other_run(void **state)
     sql = sw_aprintf("select count(distinct step) from metrics m join runs r "
                      "on r.id = m.run_id where r.params like '%%flood%%'");
     assert_int_equal(sw_h_count(&h, sql), FLOOD_LINES);
+    free(sql);
+    free(at);
+    free(trial);
+    free(text);
+    free(file);
+    sw_h_dispose(&h);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* Whether process `pid` is gone (or a zombie). */
+static bool gone(long pid)
+{
+    char path[64], *text, *p;
+    bool dead;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    text = sw_test_slurp(path, NULL);
+    p = text ? strrchr(text, ')') : NULL;
+    dead = !text || (p && (p[2] == 'Z' || p[2] == 'X'));
+    free(text);
+    return dead;
+}
+
+/* The flood's pid, once its trial has written it; 0 before. */
+static long flood_pid(const sw_h *h)
+{
+    char *runs = sw_aprintf("%s/runs", h->home), *path, *text = NULL;
+    struct dirent *d;
+    DIR *dir = opendir(runs);
+    long pid = 0;
+
+    while (dir && !text && (d = readdir(dir))) {
+        path = sw_aprintf("%s/%s/trial_pid", runs, d->d_name);
+        text = sw_test_slurp(path, NULL);
+        free(path);
+    }
+    if (text)
+        pid = strtol(text, NULL, 10);
+    if (dir)
+        closedir(dir);
+    free(text);
+    free(runs);
+    return pid;
+}
+
+/* Issue 35: a trial printing @metrics lines as fast as it can until its
+ * `timeout: 3` kills it, beside a calm one. The flood's end is in the
+ * store within 1 s of its process's end, however much of its output is
+ * unread then: past `metrics_backlog` (default 4 MiB) the rest is
+ * skipped, said once (naming the run and the bytes), and stays in its
+ * log. The calm run's value and end are recorded as they would be
+ * alone. (Before, the flood's end waited on tens of MiB of backlog,
+ * seconds after its process had gone.) */
+static void test_a_timed_out_flood_ends_on_time(void **state)
+{
+    char *trial, *text, *file, *at, *sql, *err, *log, *p;
+    double gone_at = 0, recorded_at = 0, t0;
+    long pid = 0, late_ms, skipped, offset;
+    int notices = 0;
+    sw_h h;
+    pid_t sweep;
+
+    (void)state;
+    sw_h_init(&h);
+    trial = sw_aprintf("%s/cli/flood_trial.py", getenv("SW_TEST_DATA"));
+    text = sw_aprintf("method: grid\nparallel: 2\ntimeout: 3\n"
+                      "log_limit: 64MiB\n" /* the flood's output, bounded */
+                      "command: [/usr/bin/python3, %s]\n"
+                      "parameters:\n"
+                      "  role: {values: [flood, calm]}\n"
+                      "  lines: {value: -1}\n  sleep: {value: 1}\n",
+                      trial);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, NULL}; /* notices shown */
+    sweep = sw_h_start(&h, run);
+    for (t0 = now_s(); !pid && now_s() < t0 + 30; sleep_ms(20))
+        pid = flood_pid(&h);
+    assert_true(pid > 1);
+    /* the process's end, then its run's end in the store: each polled
+     * every 20 ms (a poll of the store is a `sweep query` process, tens
+     * of ms on a loaded machine: inside the 1 s) */
+    while (!gone_at && now_s() < t0 + 30) {
+        if (gone(pid))
+            gone_at = now_s();
+        else
+            sleep_ms(20);
+    }
+    assert_true(gone_at > 0);
+    while (!recorded_at && now_s() < gone_at + 30) {
+        if (sw_h_count(&h, "select count(*) from runs where params like "
+                           "'%flood%' and state != 'running'") == 1)
+            recorded_at = now_s();
+        else
+            sleep_ms(20);
+    }
+    assert_true(recorded_at > 0);
+    if (recorded_at - gone_at > 1.0)
+        fail_msg("the flood's end was recorded %.0f ms after its process "
+                 "ended",
+                 (recorded_at - gone_at) * 1000);
+    assert_int_equal(sw_h_wait(sweep, 60), 0);
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where params "
+                                    "like '%flood%' and state = 'failed' and "
+                                    "reason like 'timeout%'"),
+                     1);
+
+    /* said once, naming the run and the bytes skipped, which stay in its
+     * log: the offset read to is the log's end */
+    err = sw_aprintf("%s/stderr.txt", h.dir);
+    log = sw_test_slurp(err, NULL);
+    assert_non_null(log);
+    for (p = log; (p = strstr(p, "bytes of output unread at its end")); p++)
+        notices++;
+    assert_int_equal(notices, 1);
+    p = strstr(log, ": skipped ");
+    assert_non_null(p);
+    skipped = strtol(p + 10, NULL, 10);
+    assert_true(skipped > SW_TEST_BACKLOG);
+    assert_true(p - log > 20 && strstr(p - 20, "-1: skipped ") != NULL);
+    offset = sw_h_count(&h, "select stdout_offset from runs where params "
+                            "like '%flood%'");
+    assert_true(offset >= skipped);
+    free(log);
+    free(err);
+
+    /* the calm one: its value and its end, when it exited */
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs r join "
+                                    "metrics m on m.run_id = r.id where "
+                                    "r.params like '%calm%' and r.state = "
+                                    "'finished' and m.name = 'loss' and "
+                                    "m.step = 1 and m.value = 0.1"),
+                     1);
+    at = calm_exit(&h);
+    sql = sw_aprintf("select cast((max(r.ended_at, m.time) - %s) * 1000 as "
+                     "integer) from runs r join metrics m on m.run_id = r.id"
+                     " where r.params like '%%calm%%'",
+                     at);
+    late_ms = sw_h_count(&h, sql);
+    if (late_ms < 0 || late_ms > 1500) /* generous: a loaded machine */
+        fail_msg("the calm run's value or end was recorded %ld ms after it "
+                 "exited",
+                 late_ms);
     free(sql);
     free(at);
     free(trial);
@@ -190,6 +352,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_flood_stalls_no_other_run),
+        cmocka_unit_test(test_a_timed_out_flood_ends_on_time),
         cmocka_unit_test(test_log_limit),
     };
 
