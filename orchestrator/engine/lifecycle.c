@@ -632,8 +632,22 @@ static void failure_reason(const sw_engine *e, const sw_slot *s,
         snprintf(out, n, "signal %d", x->signal);
 }
 
+/* The retries a run has used, this failed attempt among them: its
+ * attempts but the lost ones and those that paused at a rung (promotion
+ * ASHA, PBT), which were not its failures. */
+static int64_t retries_used(sw_engine *e, const sw_slot *s)
+{
+    int64_t paused = 0;
+
+    if (s->rec.attempts > 1 &&
+        sw_store_count_attempts(
+            e->st, s->rec.id, sw_outcome_name(SW_OUTCOME_PAUSED), &paused) < 0)
+        paused = 0; /* counted as retries, as before: never more runs */
+    return s->rec.attempts - s->rec.lost - paused;
+}
+
 /* A failed attempt: its run goes again while it has retries left (lost
- * attempts were not its failures and use none). */
+ * and paused attempts were not its failures and use none). */
 static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
                            end_kind how, const char *msg)
 {
@@ -641,9 +655,8 @@ static void failed_attempt(sw_engine *e, sw_slot *s, const sw_exit *x,
 
     failure_reason(e, s, x, how, msg, why, sizeof(why));
     set_str(&s->rec.reason, why);
-    s->rec.state = s->rec.attempts - s->rec.lost <= e->spec->retries
-                       ? SW_RUN_PENDING
-                       : SW_RUN_FAILED;
+    s->rec.state =
+        retries_used(e, s) <= e->spec->retries ? SW_RUN_PENDING : SW_RUN_FAILED;
     sw_engine__tally(e, s->rec.state, true);
     if (how == END_START_FAILED) {
         e->unstarted_here++;

@@ -309,6 +309,10 @@ int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a);
  * caller disposes each and frees *out. */
 int sw_store_list_attempts(sw_store *st, const char *sweep_id,
                            sw_attempt_rec **out, size_t *n);
+/* How many of run `run_id`'s recorded attempts ended `outcome` (an
+ * attempts.outcome word), into *n. */
+int sw_store_count_attempts(sw_store *st, const char *run_id,
+                            const char *outcome, int64_t *n);
 
 /* Every value of metric `name` of a sweep's runs, in the order they were
  * recorded: `fn` gets the run's id (valid during the call), its step

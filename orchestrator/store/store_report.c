@@ -67,6 +67,28 @@ int sw_store_put_attempt(sw_store *st, const sw_attempt_rec *a)
     return error;
 }
 
+int sw_store_count_attempts(sw_store *st, const char *run_id,
+                            const char *outcome, int64_t *n)
+{
+    sqlite3_stmt *s = NULL;
+    int error;
+
+    *n = 0;
+    error = sw_store__prepare(st,
+                              "SELECT count(*) FROM attempts WHERE run_id = ?1"
+                              " AND outcome = ?2",
+                              &s, "count attempts");
+    if (error < 0)
+        return error;
+    if (sw_store__bind_str(s, 1, run_id) || sw_store__bind_str(s, 2, outcome) ||
+        sqlite3_step(s) != SQLITE_ROW)
+        error = sw_store__fail_io(st, "count attempts");
+    else
+        *n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return error;
+}
+
 static void read_attempt(sqlite3_stmt *s, sw_attempt_rec *a)
 {
     a->run_id = sw_store__col_str(s, 0);

@@ -35,6 +35,11 @@ typedef struct {
     bool has_third;
     const char *star; /* this run's suffix ("-1") gets star_output */
     const char *star_output;
+    /* when n_each: attempt k does each[k - 1] (the last one thereafter),
+     * its output each_out(run, k) */
+    fake_plan each[4];
+    int n_each;
+    char each_out[8][4][128];
 } fixture;
 
 static void script(void *ctx, const char *key, int attempt, fake_plan *p)
@@ -45,6 +50,15 @@ static void script(void *ctx, const char *key, int attempt, fake_plan *p)
     *p = attempt > 2 && f->has_third ? f->third
          : attempt > 1               ? f->second
                                      : f->plan;
+    if (f->n_each > 0) {
+        const char *dash = strrchr(key, '-');
+        long run = dash ? strtol(dash + 1, NULL, 10) : 0;
+        int k = attempt < f->n_each ? attempt : f->n_each;
+
+        *p = f->each[k - 1];
+        if (run >= 1 && run < 8)
+            p->output = f->each_out[run][k - 1];
+    }
     if (f->star && n >= m && strcmp(key + n - m, f->star) == 0)
         p->output = f->star_output;
 }
@@ -520,6 +534,50 @@ static void test_lost_attempt_leaves_the_retries(void **state)
     assert_string_equal(outcomes(f, 1, &gpu, &secs), "lost,failed,finished");
 }
 
+#define ONE_LOSS                                                               \
+    "program: train.py\nmethod: grid\n"                                        \
+    "parameters:\n  x:\n    values: [1]\n"                                     \
+    "metric: {name: loss, goal: minimize}\n"
+
+/* Issue 38: promotion ASHA (eta 2, rungs 1, 2 and 4) over four runs,
+ * run 1 the best: it pauses at rung 1 and at rung 2, promoted from each,
+ * then fails on its way to 4. The pauses were not failures, so under
+ * `retries: 1` the failure still has its retry, which finishes. (Before,
+ * the two pauses had used up the retry and the run ended failed.) */
+static void test_pauses_leave_the_retries(void **state)
+{
+    static const int steps[4][2] = {{1, 1}, {2, 2}, {3, 3}, {3, 4}};
+    fixture *f = *state;
+    int run, k;
+
+    for (k = 0; k < 4; k++)
+        f->each[k] = (fake_plan){false, -1, 0, false, 0, NULL, false, false};
+    f->each[2].runtime = f->each[3].runtime = 1; /* ends by itself: */
+    f->each[2].exit_code = 1;                    /* failed, then finished */
+    for (run = 1; run < 8; run++)
+        for (k = 0; k < 4; k++)
+            snprintf(f->each_out[run][k], sizeof(f->each_out[run][k]),
+                     "@metrics {\"step\": %d, \"loss\": %d}\n"
+                     "@metrics {\"step\": %d, \"loss\": %d}\n",
+                     steps[k][0], run, steps[k][1], run);
+    f->n_each = 4;
+    start_sweep(f,
+                "program: train.py\nmethod: grid\nretries: 1\n"
+                "parameters:\n  x:\n    values: [1, 2, 3, 4]\n"
+                "metric: {name: loss, goal: minimize}\n"
+                "early_terminate: {type: asha, min_iter: 1, eta: 2,"
+                " max_iter: 4, promote: true, drain: false}\n",
+                0);
+    assert_int_equal(drive(f), SW_OK);
+    double gpu, secs;
+    assert_string_equal(outcomes(f, 1, &gpu, &secs),
+                        "paused,paused,failed,finished");
+    sw_run_rec r = get_run(f, 1);
+    assert_string_equal(sw_run_state_name(r.state), "finished");
+    assert_int_equal(r.attempts, 4);
+    sw_run_rec_dispose(&r);
+}
+
 /* A run lost again and again ends, failed, after its fourth loss. */
 static void test_always_lost_fails_in_the_end(void **state)
 {
@@ -604,11 +662,6 @@ static void test_a_metric_ends_the_probation(void **state)
     assert_int_equal(drive_until(f, 1001), 1);
     assert_int_equal(f->fx->launches, 8);
 }
-
-#define ONE_LOSS                                                               \
-    "program: train.py\nmethod: grid\n"                                        \
-    "parameters:\n  x:\n    values: [1]\n"                                     \
-    "metric: {name: loss, goal: minimize}\n"
 
 /* A report, then a 3 MiB log line whose text at 1 MiB read boundaries
  * (counted from the line's start) is a report, the last one running to
@@ -993,6 +1046,7 @@ int main(void)
         T(test_one_interrupt_waits_for_running_trials),
         T(test_lost_attempt_is_rerun_without_a_retry),
         T(test_lost_attempt_leaves_the_retries),
+        T(test_pauses_leave_the_retries),
         T(test_always_lost_fails_in_the_end),
         T(test_retry_after_a_failure),
         T(test_first_failures_stop_the_sweep),
