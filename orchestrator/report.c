@@ -44,10 +44,12 @@ static double duration(const sw_report_attempt *a)
     return a->end > a->start ? a->end - a->start : 0;
 }
 
+/* An attempt whose time bought nothing: it failed, or the machinery
+ * (its supervisor, the disk) failed it. */
 static bool failure(sw_report_outcome o)
 {
     return o == SW_ATT_FAILED || o == SW_ATT_TIMEOUT || o == SW_ATT_LOST ||
-           o == SW_ATT_NOT_STARTED;
+           o == SW_ATT_NOT_STARTED || o == SW_ATT_DISK;
 }
 
 static int cmp_i64(const void *a, const void *b)

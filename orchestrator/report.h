@@ -18,19 +18,15 @@
 #include "sweeps/buf.h"
 #include "sweeps/spec.h"
 
-/* The attempt outcomes of vocab.h, with the same values, and one that
- * has not ended. */
+/* The attempt outcomes of vocab.h, made from its list (SW_ATT_DISK for
+ * SW_OUTCOME_DISK, ...) with the same values, and one that has not
+ * ended. */
 typedef enum {
-    SW_ATT_FINISHED = SW_OUTCOME_FINISHED,
-    SW_ATT_FAILED = SW_OUTCOME_FAILED,
-    SW_ATT_TIMEOUT = SW_OUTCOME_TIMEOUT,
-    SW_ATT_LOST = SW_OUTCOME_LOST,
-    SW_ATT_STOPPED = SW_OUTCOME_STOPPED,
-    SW_ATT_CANCELED = SW_OUTCOME_CANCELED,
-    SW_ATT_NOT_STARTED = SW_OUTCOME_NOT_STARTED,
-    SW_ATT_PAUSED = SW_OUTCOME_PAUSED,
-    SW_ATT_RUNNING = SW_N_OUTCOMES, /* not ended yet: counted up to the
-                                       report's time */
+#define SW_REPORT_X_(id, word) SW_ATT_##id = SW_OUTCOME_##id,
+    SW_OUTCOMES(SW_REPORT_X_)
+#undef SW_REPORT_X_
+    /* not ended yet: counted up to the report's time */
+    SW_ATT_RUNNING = SW_N_OUTCOMES,
 } sw_report_outcome;
 
 /* The outcome's word (sw_outcome_name), or the running run state's for

@@ -215,6 +215,8 @@ static sw_report_outcome outcome_of_run(const sw_run_rec *r)
         return SW_ATT_TIMEOUT;
     if (sw_reason_is_lost(why))
         return SW_ATT_LOST;
+    if (strncmp(why, "disk:", 5) == 0)
+        return SW_ATT_DISK;
     if (strncmp(why, "cannot start", 12) == 0)
         return SW_ATT_NOT_STARTED;
     return SW_ATT_FAILED;

@@ -505,6 +505,73 @@ static void test_load_from_a_store(void **state)
     free(path);
 }
 
+/* Issue 38: an attempt the disk failed (outcome `disk`) spent its time
+ * for nothing, as a failed one did: it counts among failed_attempts and
+ * in the time lost to failures, whether given as rows or loaded from a
+ * store (where the word `disk` was read as an outcome the report did not
+ * know, neither failed nor lost). */
+static void test_disk_attempt_counts(void **state)
+{
+    char dir[] = "/tmp/sw_report_XXXXXX", *path;
+    sw_sweep_rec sw = {.id = "s1",
+                       .file = "sweep.yaml",
+                       .config = "method: grid\n",
+                       .method = "grid",
+                       .metric = "loss",
+                       .goal = "minimize",
+                       .state = "finished",
+                       .cwd = "/",
+                       .parallel = 1};
+    sw_run_rec run = a_run("s1-1", 1, SW_RUN_FINISHED, 200, 300, NULL);
+    sw_attempt_rec a = {.run_id = "s1-1",
+                        .attempt = 1,
+                        .started_at = 100,
+                        .ended_at = 150,
+                        .outcome = "disk"};
+    sw_report_data d;
+    sw_report failed, disk;
+    sw_store *st;
+    scenario s;
+
+    (void)state;
+    assert_int_equal((int)SW_ATT_DISK, (int)SW_OUTCOME_DISK);
+    assert_string_equal(sw_report_outcome_name(SW_ATT_DISK), "disk");
+    make(&s);
+    sw_report_compute(&failed, &s.d);
+    s.attempts[1].outcome = SW_ATT_DISK; /* r1's first attempt */
+    sw_report_compute(&disk, &s.d);
+    assert_int_equal(disk.failed_attempts, 1);
+    assert_int_equal(disk.failed_attempts, failed.failed_attempts);
+    assert_true(failed.gpu_seconds_lost_to_failures > 0);
+    assert_near(disk.gpu_seconds_lost_to_failures,
+                failed.gpu_seconds_lost_to_failures);
+    assert_near(disk.trial_seconds_lost_to_failures,
+                failed.trial_seconds_lost_to_failures);
+
+    assert_non_null(mkdtemp(dir));
+    path = sw_aprintf("%s/sweep.db", dir);
+    assert_int_equal(sw_store_open(&st, path, true), SW_OK);
+    assert_int_equal(sw_store_put_sweep(st, &sw), SW_OK);
+    assert_int_equal(sw_store_put_run(st, &run), SW_OK);
+    assert_int_equal(sw_store_put_attempt(st, &a), SW_OK);
+    a.attempt = 2;
+    a.started_at = 200;
+    a.ended_at = 300;
+    a.outcome = "finished";
+    assert_int_equal(sw_store_put_attempt(st, &a), SW_OK);
+    assert_int_equal(sw_report_load(st, NULL, -1, 400, &d), SW_OK);
+    assert_int_equal(d.n_attempts, 2);
+    assert_int_equal(d.attempts[0].outcome, SW_ATT_DISK);
+    sw_report_compute(&disk, &d);
+    assert_int_equal(disk.attempts, 2);
+    assert_int_equal(disk.failed_attempts, 1);
+    assert_near(disk.trial_seconds_lost_to_failures, 50);
+    sw_report_data_dispose(&d);
+    sw_store_close(st);
+    sw_test_rm_tree(dir);
+    free(path);
+}
+
 /* A GPU in MIG mode split 3g + 1g + 1g (5 of its 7 slices) is held
  * whole: 2 GPUs of capacity, not 1 + 5/7, and the 2/7 no slice covers
  * are idle the whole time, a figure of their own (and in the cost). */
@@ -593,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_plot_stacks_in_start_order),
         cmocka_unit_test(test_load_from_a_store),
+        cmocka_unit_test(test_disk_attempt_counts),
         cmocka_unit_test(test_mig_partly_split),
         cmocka_unit_test(test_pace_without_startup),
     };
