@@ -252,6 +252,62 @@ static void test_a_timed_out_flood_ends_on_time(void **state)
     sw_h_dispose(&h);
 }
 
+/* The devices of an attempt whose process is gone are free at once, for
+ * the next trial, while its output is still read: on one GPU (the fake
+ * NVML), a flood of 300,000 lines, read whole (`metrics_backlog: 0`:
+ * seconds of reading after it exits), then a calm trial that needs the
+ * whole GPU. The calm one starts within 1 s of the flood's end, not once
+ * the flood is read. (Before, the GPU was held until its last line was
+ * stored.) */
+static void test_devices_free_when_the_process_is_gone(void **state)
+{
+    char *trial, *text, *file, *conf;
+    long gap_ms;
+    sw_h h;
+
+    (void)state;
+    if (!getenv("FAKE_NVML_LIB"))
+        skip();
+    sw_h_init(&h);
+    conf = sw_h_file(&h, "nvml.conf",
+                     "driver 580.159.04\n"
+                     "gpu GPU-a0 150754820096 0 0 0 NVIDIA H200\n");
+    setenv("FAKE_NVML_CONFIG", conf, 1);
+    setenv("SWEEP_NVML_LIBRARY", getenv("FAKE_NVML_LIB"), 1);
+    trial = sw_aprintf("%s/cli/flood_trial.py", getenv("SW_TEST_DATA"));
+    text = sw_aprintf("method: grid\nparallel: 2\nmetrics_backlog: 0\n"
+                      "resources: {gpus: 1}\n"
+                      "command: [/usr/bin/python3, %s]\n"
+                      "parameters:\n"
+                      "  role: {values: [flood, calm]}\n"
+                      "  lines: {value: 300000}\n  sleep: {value: 0}\n",
+                      trial);
+    file = sw_h_file(&h, "sweep.yaml", text);
+    const char *run[] = {"run", file, "--quiet", NULL};
+    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    unsetenv("SWEEP_NVML_LIBRARY");
+    unsetenv("FAKE_NVML_CONFIG");
+    assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
+                                    "= 'finished'"),
+                     2);
+    /* the flood was read whole, after its end */
+    assert_int_equal(sw_h_count(&h, "select count(distinct step) from "
+                                    "metrics m join runs r on r.id = "
+                                    "m.run_id where r.params like "
+                                    "'%flood%'"),
+                     300000);
+    gap_ms = sw_h_count(&h, "select cast((c.started_at - f.ended_at) * 1000"
+                            " as integer) from runs f, runs c where f.params"
+                            " like '%flood%' and c.params like '%calm%'");
+    if (gap_ms < -100 || gap_ms > 1000) /* 1 s: a loaded machine's turn */
+        fail_msg("the calm trial started %ld ms after the flood ended", gap_ms);
+    free(conf);
+    free(trial);
+    free(text);
+    free(file);
+    sw_h_dispose(&h);
+}
+
 /* The folder of the sweep's only run (caller frees). */
 static char *only_run_dir(const sw_h *h)
 {
@@ -353,6 +409,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_flood_stalls_no_other_run),
         cmocka_unit_test(test_a_timed_out_flood_ends_on_time),
+        cmocka_unit_test(test_devices_free_when_the_process_is_gone),
         cmocka_unit_test(test_log_limit),
     };
 

@@ -94,10 +94,10 @@ set_tests_properties(cli.sim_mf PROPERTIES LABELS cli TIMEOUT 300
 add_executable(test_cli_flood cli/test_flood.c cli/harness.c)
 target_link_libraries(test_cli_flood PRIVATE sw_sweeps sw_testutil PkgConfig::CMOCKA)
 target_include_directories(test_cli_flood PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
-add_dependencies(test_cli_flood sweep)
+add_dependencies(test_cli_flood sweep fake_nvml)
 add_test(NAME cli.flood COMMAND test_cli_flood)
 set_tests_properties(cli.flood PROPERTIES LABELS cli TIMEOUT 300
-  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+  ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off;FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>")
 
 # ThreadSanitizer's stage (the tsan preset) runs these, on a TSan-built
 # sweep: the metrics server's threads against the loop (metrics), and
