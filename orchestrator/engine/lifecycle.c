@@ -731,6 +731,22 @@ static int disk_full(sw_engine *e, sw_slot *s)
                         id, e->sweep.id));
 }
 
+/* The end of the attempt in `s` committed: the run's row and its
+ * attempt's together, or neither (a full store takes both or nothing;
+ * the sweep then ends and `sweep resume` finds the end again). */
+static int commit_end(sw_engine *e, sw_slot *s, const sw_attempt_end *end)
+{
+    int error = sw_store_begin(e->st);
+
+    if (error != SW_OK)
+        return error;
+    if ((error = commit_state(e, s, SW_RUN_RUNNING, end)) == SW_OK &&
+        (error = sw_store_commit(e->st)) == SW_OK)
+        return SW_OK;
+    sw_store_rollback(e->st);
+    return error;
+}
+
 /* Decides what an ended attempt (its end in s->end, all its output read)
  * means for its run, records it, and frees the slot. A trial canceled for
  * running out of time failed, whatever it exited with: what it reported
@@ -804,7 +820,7 @@ static int finish(sw_engine *e, sw_slot *s)
         failed_attempt(e, s, x, how, msg);
     }
     end.gpu = s->gave_gpus ? s->held_gpu : sw_engine__gpus_held(e, s);
-    if ((error = commit_state(e, s, SW_RUN_RUNNING, &end)) != SW_OK)
+    if ((error = commit_end(e, s, &end)) != SW_OK)
         return sw_engine__fatal(e, error);
     if (s->rec.state == SW_RUN_FINISHED || s->rec.state == SW_RUN_FAILED ||
         s->rec.state == SW_RUN_STOPPED || s->rec.state == SW_RUN_PAUSED)
