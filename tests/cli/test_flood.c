@@ -198,6 +198,8 @@ static void test_a_timed_out_flood_ends_on_time(void **state)
             sleep_ms(20);
     }
     assert_true(recorded_at > 0);
+    print_message("the flood's end recorded %.0f ms after its process's\n",
+                  (recorded_at - gone_at) * 1000);
     if (recorded_at - gone_at > 1.0)
         fail_msg("the flood's end was recorded %.0f ms after its process "
                  "ended",
@@ -299,6 +301,8 @@ static void test_devices_free_when_the_process_is_gone(void **state)
     gap_ms = sw_h_count(&h, "select cast((c.started_at - f.ended_at) * 1000"
                             " as integer) from runs f, runs c where f.params"
                             " like '%flood%' and c.params like '%calm%'");
+    print_message("the calm trial started %ld ms after the flood ended\n",
+                  gap_ms);
     if (gap_ms < -100 || gap_ms > 1000) /* 1 s: a loaded machine's turn */
         fail_msg("the calm trial started %ld ms after the flood ended", gap_ms);
     free(conf);
