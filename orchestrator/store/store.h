@@ -336,6 +336,7 @@ int sw_store_sampled_devices(sw_store *st, const char *sweep_id,
  * by default, and the most memory one string or blob may take. */
 #define SW_STORE_QUERY_TIMEOUT_S 10.0
 #define SW_STORE_QUERY_MAX_BYTES (64 * 1024 * 1024)
+#define SW_STORE_QUERY_MAX_SQL 1000000 /* bytes of the statement's text */
 
 /* Sets how long each later sw_store_query may run, in seconds; 0 or less
  * means no limit. This function can't fail. */

@@ -54,6 +54,7 @@ struct sw_store {
     bool writer;
     sqlite3_stmt *stmt[Q_COUNT];
     char refused[160]; /* why the authorizer denied the query; "" if not */
+    char stopped[160]; /* why a guarded function stopped it; "" if not */
     double q_timeout;  /* seconds a query may run; 0: the default */
     double q_deadline; /* CLOCK_MONOTONIC seconds; 0 while none runs */
     bool q_late;       /* the progress handler stopped the query */
@@ -84,6 +85,16 @@ int sw_store__exec(const sw_store *st, const char *sql, const char *what);
 /* store_schema.c: brings the file to the current schema (a writer), or
  * checks that it is current (a reader). */
 int sw_store__check_schema(const sw_store *st);
+/* store_guard.c: sets the limits of a query connection (docs/cli.md);
+ * takes over, on `db`, the built-in functions whose work one call could
+ * make unbounded (printf, instr, replace, trim, like, glob: each call is
+ * checked, then run by SQLite itself); and a watchdog that interrupts
+ * `db` `seconds` from now (NULL for none) until it is stopped. */
+void sw_store__query_limits(sqlite3 *db);
+int sw_store__guard(sw_store *st, sqlite3 *db);
+typedef struct sw_store__watch sw_store__watch;
+sw_store__watch *sw_store__watch_start(sqlite3 *db, double seconds);
+void sw_store__watch_stop(sw_store__watch *w);
 /* store_rebuild.c: rebuilds `table` with its CHECK (column IN (...))
  * holding the words of `v`, all else as it was, rows kept. Inside the
  * migration's transaction, with foreign keys off. */

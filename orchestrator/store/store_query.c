@@ -8,14 +8,17 @@
  * connection is opened on first use and closed by sw_store_close.
  *
  * A query is also bounded in time and memory, on that connection only, so
- * the writer is never affected: a progress handler checks a deadline every
- * PROGRESS_STEPS virtual-machine steps (a recursive CTE runs forever
- * otherwise), and SQLITE_LIMIT_LENGTH caps every string and blob, checked
- * before SQLite allocates it (printf('%.*c', 2000000000, 'x') wanted
- * 2 GB; now it is NULL, as SQLite's printf answers past the limit). The page
- * cache is capped by cache_size and sorts spill to temp files, so what is left
- * is bounded by the time limit. A process-wide sqlite3_hard_heap_limit64 would
- * also fail the writer's statements, in the engine, so it is not used.
+ * the writer is never affected. Its limits (sw_store__query_limits, in
+ * store_guard.c) cap every string and blob at SW_STORE_QUERY_MAX_BYTES,
+ * checked before SQLite allocates it, and the statement's size; a
+ * watchdog thread interrupts it at its deadline (and a progress handler
+ * checks the deadline every PROGRESS_STEPS steps, should the thread not
+ * start); the built-ins that could loop for long inside one call
+ * (printf('%.*c', 2000000000, 'x'), instr of two huge values) are checked
+ * before each call. The page cache is capped by cache_size and sorts
+ * spill to temp files, so what is left is bounded by the time limit. A
+ * process-wide sqlite3_hard_heap_limit64 would also fail the writer's
+ * statements, in the engine, so it is not used.
  */
 #include "orchestrator/store/store.h"
 
@@ -151,8 +154,9 @@ static int query_open(sw_store *st)
         goto done;
     }
     sqlite3_busy_timeout(db, SW_STORE_BUSY_MS);
-    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, SW_STORE_QUERY_MAX_BYTES);
+    sw_store__query_limits(db);
+    if ((error = sw_store__guard(st, db)) < 0)
+        goto done;
     /* SQLite's default 2 MiB: a query's scan of the whole store faults in
      * every fresh page of a larger cache (16 MiB made count(*) over 1M
      * metrics 3x the sqlite3 shell's time); the OS caches the file. */
@@ -200,7 +204,9 @@ static int query_error(sw_store *st, double limit)
 
     if (st->refused[0])
         return refuse(st->refused);
-    if (st->q_late)
+    if (st->stopped[0])
+        return sw_error_set(SW_EINVALID, "query stopped: %s", st->stopped);
+    if (st->q_late || rc == SQLITE_INTERRUPT)
         return sw_error_set(
             SW_EINVALID, "query stopped: it ran past %g s (--timeout)", limit);
     if (rc == SQLITE_TOOBIG || rc == SQLITE_NOMEM)
@@ -229,6 +235,7 @@ static int query_prepare(sw_store *st, const char *sql, sqlite3_stmt **out)
     const char *tail = NULL;
 
     st->refused[0] = '\0';
+    st->stopped[0] = '\0';
     if (sqlite3_prepare_v2(st->qdb, sql, -1, out, &tail) != SQLITE_OK)
         return query_error(st, query_limit(st));
     if (!*out)
@@ -313,6 +320,7 @@ int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
                    void *ctx)
 {
     sqlite3_stmt *s = NULL;
+    sw_store__watch *w;
     int error;
 
     if ((error = query_open(st)) < 0)
@@ -320,10 +328,12 @@ int sw_store_query(sw_store *st, const char *sql, sw_store_row_fn row,
     st->q_late = false;
     st->q_deadline =
         query_limit(st) > 0 ? sw_store__now() + query_limit(st) : 0;
+    w = sw_store__watch_start(st->qdb, query_limit(st));
     if ((error = query_prepare(st, sql, &s)) < 0)
         goto done;
     error = query_rows(st, s, row, ctx);
 done:
+    sw_store__watch_stop(w);
     sqlite3_finalize(s);
     st->q_deadline = 0;
     return error;

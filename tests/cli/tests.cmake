@@ -115,6 +115,13 @@ add_test(NAME cli.view COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_view.sh
   $<TARGET_FILE:sweep> ${CMAKE_BINARY_DIR}/view-capture.txt)
 set_tests_properties(cli.view PROPERTIES LABELS cli TIMEOUT 120 DEPENDS sweep)
 
+# `sweep query --timeout 1` of statements that would build a value of
+# gigabytes or loop inside one built-in call: one clear line, exit 1, at
+# little CPU cost; the guarded built-ins still give SQLite's answers.
+add_test(NAME cli.query_limits COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_query_limits.sh $<TARGET_FILE:sweep>)
+set_tests_properties(cli.query_limits PROPERTIES LABELS cli TIMEOUT 300)
+
 # Promotion ASHA through the real binary: pause at a rung, the device to
 # another run, resume from the checkpoint when promoted; SIGKILL with
 # runs paused, then sweep resume.

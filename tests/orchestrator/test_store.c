@@ -876,6 +876,16 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The CPU time of this process: what a bound on a query's cost checks,
+ * since a loaded machine stretches the wall clock, not this. */
+static double cpu(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* A sanity check of the hot path, not a benchmark: it prints, never
  * asserts a time. */
 static void test_metrics_in_one_transaction(void **state)
@@ -1168,10 +1178,15 @@ static void test_query_limits(void **state)
                        "query stopped: it ran past 0.2 s (--timeout)");
     assert_true(now() - t0 < 5.0); /* 0.2 s, generously */
     expect_q(f->st, "select 1", "1\n");
-    /* SQLite's printf gives NULL past SQLITE_LIMIT_LENGTH, allocating
-     * nothing; other functions fail the statement */
+    sw_store_query_timeout(f->st, 60); /* the limit on memory, not time */
+    /* a printf past SQLITE_LIMIT_LENGTH fails the statement too (SQLite's
+     * own gives NULL), before it fills the characters one by one */
     sqlite3_memory_highwater(1);
-    expect_q(f->st, "select length(printf('%.*c', 2000000000, 'x'))", "None\n");
+    t0 = cpu();
+    expect_query_error(f->st, "select length(printf('%.*c', 2000000000, 'x'))",
+                       "query stopped: a value would take more than 64 MiB "
+                       "of memory (the limit of a query)");
+    assert_true(cpu() - t0 < 1.0); /* 7 s of CPU without the guard */
     assert_true(sqlite3_memory_highwater(0) < 256 * 1024 * 1024); /* not GBs */
     expect_query_error(f->st,
                        "select length(replace(printf('%.*c', 40000000, 'x'),"
@@ -1186,6 +1201,110 @@ static void test_query_limits(void **state)
     assert_int_equal(sw_store_put_metric(f->st, "s1-1", 9, "x", 1, 1), SW_OK);
     free(before);
     free(after);
+}
+
+/* The built-ins the query connection takes over (store_guard.c) give
+ * SQLite's own answers, compared with a plain connection's: NULLs,
+ * numbers, blobs, UTF-8, ESCAPE, every printf conversion. */
+static void test_query_guarded_answers(void **state)
+{
+    static const char *const exprs[] = {
+        "printf('%d|%5.2f|%-3s|%.3c|%*d|%%|%x|%q|%Q|%w', 42, 3.14159, 'z',"
+        " 'y', 3, 7, 255, 'it''s', NULL, 'a\"b')",
+        "printf('%.*c%-*s|%!.3s|%,d|%e|%g|%i|%o|%u|%c', 3, 'ab', 4, 'x',"
+        " 'h\xc3\xa9"
+        "llo', 1234567, 1.5, 0.1, -3, 8, 9, '')",
+        "printf()",
+        "printf(NULL)",
+        "printf(12)",
+        "printf('%s %s', 'one')",
+        "printf('%*.*f', -8, 2, 3.14159)",
+        "format('%05d', -42)",
+        "printf('%n%z%s', 'a', 'b')",
+        "printf('%.2147483648c', 'x')",
+        "instr('hello', 'll')",
+        "instr('h\xc3\xa9"
+        "llo', 'l')",
+        "instr(x'010203', x'03')",
+        "instr('abc', '')",
+        "instr(NULL, 'a')",
+        "instr(12345, 34)",
+        "replace('aXbXc', 'X', '--')",
+        "replace('aaa', 'aa', 'b')",
+        "replace('abc', '', 'x')",
+        "replace(123, 2, 9)",
+        "replace('a', 'a', NULL)",
+        "trim('xxhixx', 'x')",
+        "ltrim('xyhi', 'yx')",
+        "rtrim('hi  ')",
+        "trim('\xc3\xa9"
+        "a\xc3\xa9', '\xc3\xa9')",
+        "trim(NULL, 'x')",
+        "'abc' like 'A%'",
+        "'a_c' like 'a\\_c' escape '\\'",
+        "'abc' glob 'a*'",
+        "'abc' glob '[a-b]?c'",
+        "NULL like 'a'",
+    };
+    fixture *f = *state;
+    sqlite3 *plain = NULL;
+
+    assert_int_equal(sqlite3_open(":memory:", &plain), SQLITE_OK);
+    for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+        char *sql = sw_aprintf("select quote(%s)", exprs[i]);
+        char *got = q(f->st, sql), *want;
+        sqlite3_stmt *s = NULL;
+
+        assert_int_equal(sqlite3_prepare_v2(plain, sql, -1, &s, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        want = sw_aprintf("%s\n", (const char *)sqlite3_column_text(s, 0));
+        if (strcmp(got, want) != 0)
+            fail_msg("%s: got '%s', want '%s'", exprs[i], got, want);
+        sqlite3_finalize(s);
+        free(sql);
+        free(got);
+        free(want);
+    }
+    sqlite3_close(plain);
+}
+
+/* One call of a guarded built-in whose work would be far too much is
+ * refused before it starts, at little cost, with one line. */
+static void test_query_guarded_costs(void **state)
+{
+    fixture *f = *state;
+    double t0 = cpu();
+
+    sw_store_query_timeout(f->st, 0); /* only the guard stops these */
+    expect_query_error(
+        f->st,
+        "select instr(printf('%.*c', 4000000, 'a'),"
+        " printf('%.*c', 2000000, 'a') || 'b')",
+        "query stopped: instr() of values of 4000000 and 2000001 bytes "
+        "would take too long (the limit of a query is their product: "
+        "8589934592)");
+    expect_query_error(f->st,
+                       "select ltrim(printf('%.*c', 100000, 'a'),"
+                       " printf('%.*c', 100000, 'b') || 'a')",
+                       "query stopped: ltrim() of values of 100000 and "
+                       "100001 bytes would take too long (the limit of a "
+                       "query is their product: 134217728)");
+    expect_query_error(f->st,
+                       "select printf('%.*c', 2000000, 'a') like"
+                       " '%' || printf('%.*c', 1000, 'a') || 'b'",
+                       "query stopped: like() of values of 2000000 and 1002 "
+                       "bytes would take too long (the limit of a query is "
+                       "their product: 134217728)");
+    expect_query_error(f->st,
+                       "select printf('%.*c%.*c', 40000000, 'a', 40000000, "
+                       "'b')",
+                       "query stopped: a value would take more than 64 MiB "
+                       "of memory (the limit of a query)");
+    assert_true(cpu() - t0 < 2.0); /* hours of CPU without the guard */
+    /* just under the bounds, they run */
+    expect_q(f->st, "select instr(printf('%.*c', 1000000, 'a'), 'aab')", "0\n");
+    expect_q(f->st, "select length(printf('%.*c', 1000000, 'x'))", "1000000\n");
 }
 
 /* What a refused statement must leave as it was: the rows, the schema,
@@ -1398,6 +1517,8 @@ int main(void)
         T(test_query_errors),
         T(test_query_refused),
         T(test_query_limits),
+        T(test_query_guarded_answers),
+        T(test_query_guarded_costs),
         T(test_migration_3_keeps_running_jobs),
         T(test_gpu_holders_and_samples),
 #undef T
