@@ -59,8 +59,10 @@ void sw_trial_set_id(sw_trial *t)
 
 char *sw_search__where(const sw_spec *spec, const sw_param *p)
 {
-    if (!spec->file || p->line <= 0)
+    if (!spec->file)
         return sw_strdup("");
+    if (p->line <= 0)
+        return sw_aprintf("%s: ", spec->file);
     return sw_aprintf("%s:%d:%d: ", spec->file, p->line, p->col);
 }
 

@@ -70,7 +70,8 @@ sw_value *sw_sample__quantize(const sw_param *p, double x);
 void sw_search__unbounded(const void *state, uint64_t *count, bool *bounded,
                           bool *saturated);
 
-/* Where `p` was declared, for messages: "file:line:col: " or "". */
+/* Where `p` was declared, for messages: "file:line:col: ", "file: "
+ * when its line is not known, "" without a file. */
 char *sw_search__where(const sw_spec *spec, const sw_param *p);
 
 #endif

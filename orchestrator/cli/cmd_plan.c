@@ -178,7 +178,8 @@ static int plan(const sw_spec *spec, const plan_opts *o)
     int status = SW_EXIT_OK;
 
     if (sw_search_new(&s, spec, o->seed) != SW_OK) {
-        fprintf(stderr, "%s: %s\n", spec->file, sw_error_last());
+        /* named as `sweep run` names it: the search puts the file in */
+        fprintf(stderr, "%s\n", sw_error_last());
         return SW_EXIT_USAGE;
     }
     if (!o->json)
