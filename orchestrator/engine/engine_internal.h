@@ -78,7 +78,7 @@ typedef enum {
 } sw_slot_phase;
 
 /* An attempt the engine is busy with, from its git capture to its end. */
-typedef struct {
+typedef struct sw_slot {
     sw_slot_phase phase;
     sw_run_rec rec;
     char *run_dir;
@@ -144,11 +144,16 @@ typedef struct {
      * another run and handed over (NULL: rec.id); worker_gone: that
      * process ended before the handover was answered; held_gpu: what
      * gpus_held() said once its devices went to the run handed over to
-     * (gave_gpus). */
+     * (gave_gpus). handed_to: the run this ended attempt's worker serves
+     * next, not yet committed there: its end is recorded only then, in
+     * the same transaction (lifecycle.c), so a kill never finds the
+     * worker's run ended and its next one not started; handed_from: the
+     * other way. */
     sw_metrics_report *next_req;
     char *job_key;
     char *job_handle; /* that process's handle, until it is rec.job */
     bool worker_gone;
+    struct sw_slot *handed_to, *handed_from;
     bool gave_gpus;
     double held_gpu;
 } sw_slot;

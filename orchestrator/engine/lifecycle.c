@@ -64,9 +64,23 @@ static void set_str(char **dst, const char *src)
 
 /* Frees the slot `s`, its devices given back; a worker's request it
  * held is told there is no next run. */
+static int end_handed(sw_engine *e, sw_slot *b);
+
+/* The run in `b` will not run in the worker it was handed to: the end
+ * of the worker's last run is recorded at the next turn, as any end. */
+static void unhand(sw_slot *b)
+{
+    if (b->handed_from)
+        b->handed_from->handed_to = NULL;
+    if (b->handed_to)
+        b->handed_to->handed_from = NULL;
+    b->handed_from = b->handed_to = NULL;
+}
+
 static void drop_slot(sw_engine *e, sw_slot *s)
 {
     sw_engine__answer_next(e, s, NO_RUN);
+    unhand(s);
     sw_engine__gpus_release(e, s);
     sw_engine__free_slot(e, s);
 }
@@ -128,11 +142,17 @@ static sw_slot *offering(const sw_engine *e)
 /* The worker in `h` serves the run in `b` next: h's attempt ends as if
  * its process had exited 0 (stopped, when the rule had stopped it), and
  * the process, its request and its devices go to `b`, whose launch
- * (request_launch) is the answer. `h` may be freed. */
+ * (request_launch) is the answer. That end is read now but recorded
+ * only once b's attempt is committed in the worker, in the same
+ * transaction (end_handed): a kill in between leaves h running in its
+ * process, and the resumed sweep adopts it and answers the worker's
+ * request again. `h` may be freed. */
 static int hand_over(sw_engine *e, sw_slot *h, sw_slot *b)
 {
     sw_exit done = {true, 0, 0, false};
 
+    h->handed_to = b;
+    b->handed_from = h;
     b->job_key = sw_strdup(job_key(h));
     e->job_keys = true;
     b->job_handle = h->rec.job ? sw_strdup(h->rec.job) : NULL;
@@ -297,6 +317,8 @@ static int launch_in_worker(sw_engine *e, sw_slot *s, char **env)
     sw_engine__grant(e, s);
     error = on_started(e, s, handle);
     free(handle);
+    if (!error) /* in the transaction of launch_attempt's hold */
+        error = end_handed(e, s);
     if (error)
         return error;
     json = next_run_json(s, env);
@@ -331,6 +353,7 @@ static int request_launch(sw_engine *e, sw_slot *s)
     }
     if (s->job_key) { /* the worker went first: a process of its own */
         sw_engine__answer_next(e, s, NO_RUN);
+        unhand(s);
         free(s->job_key);
         free(s->job_handle);
         s->job_key = s->job_handle = NULL;
@@ -389,7 +412,8 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     sw_run_rec *r = &s->rec;
 
     sw_run_state from = r->state;
-    int error;
+    bool held;
+    int error, rc;
 
     r->attempts++;
     r->state = SW_RUN_RUNNING;
@@ -403,15 +427,23 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     r->has_queued = false;
     r->queued_seconds = 0;
     s->queued = false;
+    /* into a worker: the attempt, its handle and the end of the worker's
+     * last run are one transaction (inside a simulation's own hold, they
+     * are in that one) */
+    held = prepared == SW_OK && s->job_key && s->next_req && !s->worker_gone &&
+           sw_store_hold(e->st) == SW_OK;
     if ((error = commit_state(e, s, from, NULL)) != SW_OK)
-        return sw_engine__fatal(e, error);
-    if (prepared == SW_ESTORAGE)
-        return storage_failed(e, s, why);
-    if (prepared != SW_OK) {
+        error = sw_engine__fatal(e, error);
+    else if (prepared == SW_ESTORAGE)
+        error = storage_failed(e, s, why);
+    else if (prepared != SW_OK) {
         s->phase = SW_SLOT_LAUNCHING;
-        return end_attempt(e, s, NULL, END_START_FAILED, why, 0);
-    }
-    return request_launch(e, s);
+        error = end_attempt(e, s, NULL, END_START_FAILED, why, 0);
+    } else
+        error = request_launch(e, s);
+    if (held && (rc = sw_store_release(e->st)) != SW_OK && !error)
+        error = sw_engine__fatal(e, rc);
+    return error;
 }
 
 /* On a worker thread: the next attempt's metrics token, and where it
@@ -852,7 +884,27 @@ static int drain(sw_engine *e, sw_slot *s)
 
     if (error)
         return sw_engine__fatal(e, error);
-    return s->out_more ? SW_OK : finish(e, s);
+    /* handed_to: its end waits for its worker's next run (end_handed) */
+    return s->out_more || s->handed_to ? SW_OK : finish(e, s);
+}
+
+/* The run in `b` is committed in its worker's process, or will not run
+ * there: the end of the run that worker served before (hand_over) is
+ * recorded now, its output read to the end first. */
+static int end_handed(sw_engine *e, sw_slot *b)
+{
+    sw_slot *h = b->handed_from;
+    int error = SW_OK;
+
+    if (!h)
+        return SW_OK;
+    b->handed_from = NULL;
+    h->handed_to = NULL;
+    while (!error && h->out_more)
+        error = sw_engine__tail(e, h, true);
+    if (error)
+        return sw_engine__fatal(e, error);
+    return finish(e, h);
 }
 
 /* The attempt in `s` ended (how, its exit, the executor's word on it, at
@@ -1302,7 +1354,8 @@ double sw_engine__next_wake(sw_engine *e)
 
     for (i = 0; i < e->n_slots; i++) {
         s = e->slots[i];
-        if (s->phase == SW_SLOT_ENDED || (s->out_more && !e->result))
+        if ((s->phase == SW_SLOT_ENDED && (s->out_more || !s->handed_to)) ||
+            (s->out_more && !e->result))
             consider(&w, now_mono(e)); /* more to read: the next turn */
         if (!sw_engine__started(s))
             continue;
