@@ -154,6 +154,10 @@ typedef struct sw_slot {
     char *job_handle; /* that process's handle, until it is rec.job */
     bool worker_gone;
     struct sw_slot *handed_to, *handed_from;
+    /* adopted in a worker that may never have heard of it: the run the
+     * worker asked from (<run dir>/asked_from); its request from there
+     * is answered with this run again (sw_engine__answer_again) */
+    char *asked_from;
     bool gave_gpus;
     double held_gpu;
 } sw_slot;
@@ -580,6 +584,11 @@ int sw_engine__serve(sw_engine *e);
 /* A long-lived worker's next run: answers the slot's held request with
  * `json` (a whole body: {"run": ...} or {"run": null}), and flushes. */
 void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json);
+/* lifecycle.c: the answer to a worker's request for its next run that
+ * names b's run, again, with a new token (the answer that had b's was
+ * lost in a kill), as the engine that committed b gave it; the caller
+ * frees it. NULL when no token can be made. */
+char *sw_engine__next_run_again(sw_engine *e, sw_slot *b);
 void sw_engine__grant(sw_engine *e, sw_slot *s);
 void sw_engine__revoke(sw_engine *e, sw_slot *s);
 char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);

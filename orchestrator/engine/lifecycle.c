@@ -298,19 +298,66 @@ static char *next_run_json(const sw_slot *s, char **env)
     return sw_buf_detach(&b);
 }
 
+/* <run dir>/asked_from names the run a worker asked from for the run
+ * handed to it, so the resumed sweep can answer that request again;
+ * best effort (without it, the resumed sweep refuses the request). */
+static void asked_file(const sw_slot *s)
+{
+    const char *from = s->handed_from ? s->handed_from->rec.id : NULL;
+    char *path = sw_aprintf("%s/asked_from", s->run_dir);
+
+    if (!from || sw_contract_write_file(path, from) != SW_OK)
+        unlink(path);
+    free(path);
+}
+
+/* The environment the trial contract gives the attempt in `s`. */
+static char **attempt_env(sw_engine *e, sw_slot *s)
+{
+    char *url = sw_engine__metrics_url(e, s);
+    sw_contract c = {e->home,
+                     e->sweep.id,
+                     s->rec.id,
+                     s->rec.attempts,
+                     url,
+                     s->token,
+                     sw_engine__gpus_visible(e, s),
+                     s->target};
+    char **env = sw_contract_env(&c);
+
+    free(url);
+    return env;
+}
+
+static int new_token(const sw_engine *e, sw_slot *s);
+
+char *sw_engine__next_run_again(sw_engine *e, sw_slot *b)
+{
+    char **env, *json;
+
+    if (new_token(e, b) != SW_OK)
+        return NULL;
+    sw_engine__grant(e, b);
+    env = attempt_env(e, b);
+    json = next_run_json(b, env);
+    sw_command_free(env);
+    return json;
+}
+
 /* The attempt in `s` starts in the waiting worker's process: recorded
  * as started there (its handle committed, and <run dir>/worker naming the
- * process's run, before the worker hears of it), then the worker is
- * told. */
-static int launch_in_worker(sw_engine *e, sw_slot *s, char **env)
+ * process's run, before the worker hears of it), then *answer holds what
+ * the worker is told once that is committed. */
+static int launch_in_worker(sw_engine *e, sw_slot *s, char **env, char **answer)
 {
-    char *json, *handle = s->job_handle;
+    char *handle = s->job_handle;
     int error = worker_file(s, s->job_key);
 
     if (error) {
         s->phase = SW_SLOT_LAUNCHING;
         return end_attempt(e, s, NULL, END_START_FAILED, sw_error_last(), 0);
     }
+    asked_file(s);
     s->job_handle = NULL;
     s->phase = SW_SLOT_LAUNCHING;
     s->launched_at = now_mono(e);
@@ -321,16 +368,14 @@ static int launch_in_worker(sw_engine *e, sw_slot *s, char **env)
         error = end_handed(e, s);
     if (error)
         return error;
-    json = next_run_json(s, env);
-    sw_engine__answer_next(e, s, json);
-    free(json);
+    *answer = next_run_json(s, env);
     return SW_OK;
 }
 
 /* Asks the executor for the attempt (or hands it to the waiting worker
  * it was placed with); what it cannot even try is a failed start,
  * recorded as any failed attempt is. */
-static int request_launch(sw_engine *e, sw_slot *s)
+static int request_launch(sw_engine *e, sw_slot *s, char **answer)
 {
     char *url = sw_engine__metrics_url(e, s);
     sw_contract c = {e->home,
@@ -346,7 +391,7 @@ static int request_launch(sw_engine *e, sw_slot *s)
     int error;
 
     if (s->job_key && s->next_req && !s->worker_gone) {
-        error = launch_in_worker(e, s, env);
+        error = launch_in_worker(e, s, env, answer);
         sw_command_free(env);
         free(url);
         return error;
@@ -412,6 +457,7 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     sw_run_rec *r = &s->rec;
 
     sw_run_state from = r->state;
+    char *answer = NULL;
     bool held;
     int error, rc;
 
@@ -440,9 +486,13 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
         s->phase = SW_SLOT_LAUNCHING;
         error = end_attempt(e, s, NULL, END_START_FAILED, why, 0);
     } else
-        error = request_launch(e, s);
+        error = request_launch(e, s, &answer);
     if (held && (rc = sw_store_release(e->st)) != SW_OK && !error)
         error = sw_engine__fatal(e, rc);
+    /* the worker hears of its run only once it is committed there */
+    if (answer && !error)
+        sw_engine__answer_next(e, s, answer);
+    free(answer);
     return error;
 }
 

@@ -67,10 +67,51 @@ void sw_engine__revoke(sw_engine *e, sw_slot *s)
  * server listens, so its first post after a restart is never refused. */
 static void readopt(sw_engine *e, sw_slot *s)
 {
+    char *dir, *hash;
+
     if (!s->token)
         s->token = sw_contract_read_token_hash(s->run_dir);
     if (s->token) /* none from before metrics over HTTP */
         sw_metrics_server_allow_hash(e->server, s->rec.id, s->token);
+    if (!s->asked_from)
+        return;
+    /* its worker, if it never heard of it, asks again from that run */
+    dir = sw_contract_run_dir(e->home, s->asked_from);
+    if ((hash = sw_contract_read_token_hash(dir)))
+        sw_metrics_server_allow_hash(e->server, s->asked_from, hash);
+    free(hash);
+    free(dir);
+}
+
+/* The answer naming b's run was lost in a kill: the worker asks again
+ * from the run it served before, and is given b's run again; then that
+ * run may write no more. */
+static void answer_again(sw_engine *e, sw_slot *b, sw_metrics_report *r)
+{
+    char *json = sw_engine__next_run_again(e, b);
+
+    if (json)
+        sw_metrics_report_answer_json(r, json);
+    else
+        sw_metrics_report_answer(r, 503, false, "sweep cannot answer now");
+    sw_metrics_server_flush(e->server);
+    if (json) {
+        sw_metrics_server_revoke(e->server, b->asked_from);
+        free(b->asked_from);
+        b->asked_from = NULL;
+    }
+    free(json);
+}
+
+/* The adopted attempt whose worker asked from `run` for it; NULL: none. */
+static sw_slot *asked_from(const sw_engine *e, const char *run)
+{
+    for (size_t i = 0; run && i < e->n_slots; i++)
+        if (e->slots[i]->asked_from &&
+            strcmp(e->slots[i]->asked_from, run) == 0 &&
+            e->slots[i]->phase != SW_SLOT_ENDED)
+            return e->slots[i];
+    return NULL;
 }
 
 /* Its metrics_url file says where the server is now. */
@@ -230,7 +271,12 @@ void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json)
 static void hold_next(sw_engine *e, sw_slot *s, sw_metrics_report *r)
 {
     char msg[256];
+    sw_slot *b;
 
+    if (!s && (b = asked_from(e, sw_metrics_report_run(r)))) {
+        answer_again(e, b, r);
+        return;
+    }
     if (!s || (s->phase != SW_SLOT_LAUNCHING && !sw_engine__started(s)) ||
         s->next_req) {
         snprintf(msg, sizeof(msg), "run %s %s", sw_metrics_report_run(r),

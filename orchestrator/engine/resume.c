@@ -14,11 +14,12 @@
 #include "orchestrator/engine/contract.h"
 #include "orchestrator/engine/engine_internal.h"
 
-/* The run whose process a long-lived worker's attempt runs in, from
- * <dir>/worker (lifecycle.c writes it); NULL: its own. */
-static char *worker_of(const char *dir)
+/* A run id from <dir>/NAME (lifecycle.c writes them): "worker", the run
+ * whose process a long-lived worker's attempt runs in (NULL: its own);
+ * "asked_from", the run that worker asked from for it. */
+static char *run_file(const char *dir, const char *name)
 {
-    char *path = sw_aprintf("%s/worker", dir), buf[256];
+    char *path = sw_aprintf("%s/%s", dir, name), buf[256];
     FILE *f = fopen(path, "re");
     size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 
@@ -44,7 +45,7 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
         return SW_OK;
     }
     dir = sw_contract_run_dir(e->home, r->id);
-    worker = worker_of(dir);
+    worker = run_file(dir, "worker");
     if (worker && !r->job) { /* handed to a worker that never heard */
         free(worker);
         free(dir);
@@ -71,6 +72,8 @@ static int adopt_or_queue(sw_engine *e, sw_run_rec *r)
     sw_engine__slot_named(e, s);
     s->run_dir = dir;
     s->job_key = worker; /* it runs in that run's process */
+    if (worker) /* a kill may have come before the worker heard of it */
+        s->asked_from = run_file(dir, "asked_from");
     e->job_keys = e->job_keys || worker;
     s->adopted = true;
     s->first_step = -2;

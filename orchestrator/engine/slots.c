@@ -221,6 +221,7 @@ void sw_engine__free_slot(sw_engine *e, sw_slot *s)
     free(s->end.msg);
     free(s->job_key);
     free(s->job_handle);
+    free(s->asked_from);
     if (s->watch && e->watcher.unwatch)
         e->watcher.unwatch(e->watcher.ctx, s->watch);
     if (s->out_fd >= 0)
