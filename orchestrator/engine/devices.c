@@ -18,6 +18,13 @@
  *     accounting, a process being this sweep's when its environment
  *     says SWEEP_ID) from other processes', and what each run used.
  *
+ *   - other sweeps on this machine count (ledger.c): placing reads
+ *     what they hold from the machine's GPU ledger and fits around it,
+ *     under the ledger's lock, and what this sweep holds is written
+ *     there whenever it changes; a trial that waits only for another
+ *     sweep's devices is said once, and the ledger read again every
+ *     LEDGER_S.
+ *
  * Invariants: what a device holds is the sum of the grants of live
  * slots and the reserve; only the loop's thread touches them. NVML is
  * called from one piece of work at a time (and at setup, before the
@@ -33,6 +40,7 @@
 
 #include "backends/gpu.h"
 #include "orchestrator/engine/engine_internal.h"
+#include "orchestrator/engine/ledger.h"
 #include "orchestrator/packing.h"
 #include "sweeps/json.h"
 
@@ -40,6 +48,7 @@
 #define LEARN_S 1.0  /* the same while gpu_memory: auto learns */
 #define FRESH_S 1.0  /* placing reads NVML again when older */
 #define ENVIRON_MAX (256 * 1024)
+#define LEDGER_S 1.0 /* a trial waiting for other sweeps: read again */
 
 struct sw_slot_gpus {
     sw_pack_grant grant;
@@ -79,13 +88,23 @@ struct sw_engine_gpus {
     double last_read, next_read, next_store; /* monotonic */
     uint64_t gen, failed_gen; /* changes to what is held; at a failed fit */
     double failed_read;
-    bool waiting; /* the last fit failed: a trial waits for room */
+    bool waiting;      /* the last fit failed: a trial waits for room */
+    sw_ledger *ledger; /* NULL: none (off, simulated, or it failed) */
+    bool ledger_tried, told_wait;
+    char **keys;           /* per device, as the ledger names it */
+    uint32_t *their_share; /* per device: what other sweeps hold */
+    uint64_t *their_bytes;
+    char *their_who;    /* one of them, for the message */
+    double ledger_read; /* monotonic */
 };
 
 static double now_mono(const sw_engine *e)
 {
     return sw_clock_mono(e->clock);
 }
+
+static void join_ledger(sw_engine *e);
+static void publish(sw_engine *e);
 
 /* ---- the inventory -------------------------------------------------- */
 
@@ -125,8 +144,17 @@ static void discover(sw_engine_gpus *g)
 
 static void free_gpus(sw_engine_gpus *g)
 {
+    size_t i;
+
     if (!g)
         return;
+    sw_ledger__close(g->ledger);
+    for (i = 0; g->keys && i < g->inv.n_devices; i++)
+        free(g->keys[i]);
+    free(g->keys);
+    free(g->their_share);
+    free(g->their_bytes);
+    free(g->their_who);
     sw_gpus_dispose(&g->inv);
     sw_gpus_dispose(&g->sample.inv);
     free(g->sample.ours);
@@ -379,6 +407,7 @@ void sw_engine__gpus_unreserve(sw_engine *e)
     sw_pack_release(g->devs, &g->reserve);
     g->reserved = false;
     g->gen++;
+    publish(e);
 }
 
 const char *sw_engine__gpus_visible(const sw_engine *e, const sw_slot *s)
@@ -476,6 +505,7 @@ void sw_engine__gpus_release(sw_engine *e, sw_slot *s)
         sw_pack_release(g->devs, &s->gpus->grant);
         learn_from_end(e, s);
         g->gen++;
+        publish(e);
     }
     free(s->gpus->visible);
     free(s->gpus);
@@ -555,6 +585,8 @@ void sw_engine__gpus_adopt(sw_engine *e, sw_slot *s)
     }
     sw_pack_take(e->gpus->devs, &grant);
     hold(e, s, &grant);
+    join_ledger(e);
+    publish(e);
 }
 
 /* Resume: what `auto` had learned is what runs were given since; the
@@ -787,18 +819,204 @@ void sw_engine__gpus_pump(sw_engine *e)
 double sw_engine__gpus_wake(const sw_engine *e)
 {
     const sw_engine_gpus *g = e->gpus;
+    double w = 0, t = 0;
 
-    if (!g || !g->nvml || g->sampling)
+    if (!g)
         return 0;
+    if (g->ledger && g->waiting) /* other sweeps may have let go */
+        w = g->ledger_read + LEDGER_S;
+    if (!g->nvml || g->sampling)
+        return w;
     if (held(e))
-        return g->next_read;
-    /* a trial waits for memory other processes hold: read again */
-    return g->waiting ? g->last_read + SAMPLE_S : 0;
+        t = g->next_read;
+    else if (g->waiting) /* a trial waits for memory others hold */
+        t = g->last_read + SAMPLE_S;
+    return w == 0 || (t > 0 && t < w) ? t : w;
 }
 
 bool sw_engine__gpus_busy(const sw_engine *e)
 {
     return e->gpus && e->gpus->sampling;
+}
+
+/* ---- other sweeps on this machine (ledger.c) ------------------------ */
+
+/* Joins the machine's GPU ledger, once, when the sweep first places or
+ * adopts a trial (it has its id by then). A simulated sweep's devices
+ * are not this machine's: it joins none. */
+static void join_ledger(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+    const char *dir = sw_ledger__dir();
+    size_t i, n = g->inv.n_devices;
+
+    if (g->ledger_tried)
+        return;
+    g->ledger_tried = true;
+    if (!dir || e->virtual_time || g->hide)
+        return;
+    if (sw_ledger__open(&g->ledger, dir, e->sweep.id) != SW_OK) {
+        sw_engine__notice(e, SW_NOTICE_WARN,
+                          "sweep %s: %s: its GPUs are not shared with other "
+                          "sweeps on this machine",
+                          e->sweep.id, sw_error_last());
+        return;
+    }
+    g->keys = sw_calloc(n + 1, sizeof(*g->keys));
+    for (i = 0; i < n; i++)
+        g->keys[i] = sw_gpus_device_key(&g->inv, i);
+    g->their_share = sw_calloc(n + 1, sizeof(*g->their_share));
+    g->their_bytes = sw_calloc(n + 1, sizeof(*g->their_bytes));
+}
+
+/* The ledger failed (sw_error_last says how): said, and left. */
+static void drop_ledger(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+
+    sw_engine__notice(e, SW_NOTICE_WARN,
+                      "sweep %s: %s: its GPUs are no longer shared with "
+                      "other sweeps on this machine",
+                      e->sweep.id, sw_error_last());
+    sw_ledger__close(g->ledger);
+    g->ledger = NULL;
+}
+
+static void add_theirs(void *ctx, const char *key, uint32_t share,
+                       uint64_t bytes, const char *who)
+{
+    sw_engine_gpus *g = ctx;
+    size_t i;
+
+    for (i = 0; i < g->inv.n_devices; i++) {
+        if (strcmp(g->keys[i], key) != 0)
+            continue;
+        g->their_share[i] = share >= SW_PACK_UNIT - g->their_share[i]
+                                ? SW_PACK_UNIT
+                                : g->their_share[i] + share;
+        g->their_bytes[i] += bytes;
+        if (!g->their_who)
+            g->their_who = sw_strdup(who);
+    }
+}
+
+/* Under the ledger's lock: what the other sweeps hold now. */
+static int read_theirs(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+    size_t n = g->inv.n_devices;
+
+    memset(g->their_share, 0, n * sizeof(*g->their_share));
+    memset(g->their_bytes, 0, n * sizeof(*g->their_bytes));
+    free(g->their_who);
+    g->their_who = NULL;
+    g->ledger_read = now_mono(e);
+    return sw_ledger__others(g->ledger, add_theirs, g);
+}
+
+/* What this sweep holds, as ledger lines: "KEY SHARE BYTES". */
+static char *ours_text(const sw_engine_gpus *g)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t i;
+
+    sw_buf_puts(&b, "");
+    for (i = 0; i < g->inv.n_devices; i++)
+        if (g->devs[i].held_share || g->devs[i].held_bytes)
+            sw_buf_printf(&b, "%s %u %llu\n", g->keys[i],
+                          (unsigned)g->devs[i].held_share,
+                          (unsigned long long)g->devs[i].held_bytes);
+    return sw_buf_detach(&b);
+}
+
+/* Writes what this sweep holds to the ledger, after it changed. */
+static void publish(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+    char *text;
+    int error;
+
+    if (!g->ledger)
+        return;
+    text = ours_text(g);
+    if ((error = sw_ledger__lock(g->ledger)) == SW_OK) {
+        error = sw_ledger__publish(g->ledger, text);
+        sw_ledger__unlock(g->ledger);
+    }
+    free(text);
+    if (error)
+        drop_ledger(e);
+}
+
+/* The devices as placing sees them: this sweep's holdings with the
+ * other sweeps' on top; their memory counts as the larger of what they
+ * booked and what NVML saw other processes use (theirs among them). */
+static sw_pack_device *with_theirs(const sw_engine_gpus *g)
+{
+    size_t i, n = g->inv.n_devices;
+    sw_pack_device *view = sw_calloc(n + 1, sizeof(*view));
+
+    for (i = 0; i < n; i++) {
+        view[i] = g->devs[i];
+        view[i].held_share =
+            g->their_share[i] >= SW_PACK_UNIT - view[i].held_share
+                ? SW_PACK_UNIT
+                : view[i].held_share + g->their_share[i];
+        if (g->their_bytes[i] > view[i].others_bytes)
+            view[i].others_bytes = g->their_bytes[i];
+    }
+    return view;
+}
+
+/* Says, once a sweep, that a trial waits only for other sweeps. */
+static void tell_wait(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+    sw_pack_grant alone;
+
+    if (g->told_wait || sw_pack_fit(g->devs, g->inv.n_devices, NULL, &g->req,
+                                    &alone) != SW_PACK_PLACED)
+        return;
+    g->told_wait = true;
+    sw_engine__notice(e, SW_NOTICE_WARN,
+                      "sweep %s: waiting for a GPU: other sweeps on this "
+                      "machine hold what its next trial needs (%s; see %s)",
+                      e->sweep.id, g->their_who ? g->their_who : "?",
+                      sw_ledger__dir());
+}
+
+/* Places the next trial around what the other sweeps hold, and books it
+ * in the ledger, in one step under the ledger's lock; takes the grant
+ * on g->devs when it is placed. */
+static sw_pack_verdict fit_shared(sw_engine *e)
+{
+    sw_engine_gpus *g = e->gpus;
+    sw_pack_device *view;
+    sw_pack_verdict v = SW_PACK_NOT_NOW;
+    char *text;
+    int error;
+
+    if ((error = sw_ledger__lock(g->ledger)) != SW_OK) {
+        drop_ledger(e);
+        return SW_PACK_NOT_NOW; /* placed alone at the next turn */
+    }
+    if ((error = read_theirs(e)) == SW_OK) {
+        view = with_theirs(g);
+        v = sw_pack_fit(view, g->inv.n_devices, NULL, &g->req, &g->reserve);
+        free(view);
+    }
+    if (!error && v == SW_PACK_PLACED) {
+        sw_pack_take(g->devs, &g->reserve);
+        text = ours_text(g);
+        error = sw_ledger__publish(g->ledger, text);
+        free(text);
+    }
+    sw_ledger__unlock(g->ledger);
+    if (error)
+        drop_ledger(e);
+    else if (v == SW_PACK_NOT_NOW)
+        tell_wait(e);
+    return v;
 }
 
 /* ---- placing -------------------------------------------------------- */
@@ -810,14 +1028,25 @@ bool sw_engine__gpus_room(sw_engine *e)
 
     if (!g || g->hide || g->reserved)
         return true;
+    join_ledger(e);
     if (g->failed_gen == g->gen && g->failed_read == g->last_read &&
-        now_mono(e) - g->last_read < SAMPLE_S)
+        now_mono(e) - g->last_read < SAMPLE_S &&
+        (!g->ledger || now_mono(e) - g->ledger_read < LEDGER_S))
         return false; /* nothing changed since it did not fit */
+    if (g->ledger && g->failed_gen == g->gen &&
+        now_mono(e) - g->ledger_read < LEDGER_S)
+        return false; /* the ledger is read again at most every LEDGER_S */
     if (g->nvml && now_mono(e) - g->last_read > FRESH_S) {
         want_sample(e, false);
         return false;
     }
-    v = sw_pack_fit(g->devs, g->inv.n_devices, NULL, &g->req, &g->reserve);
+    if (g->ledger) {
+        v = fit_shared(e);
+    } else {
+        v = sw_pack_fit(g->devs, g->inv.n_devices, NULL, &g->req, &g->reserve);
+        if (v == SW_PACK_PLACED)
+            sw_pack_take(g->devs, &g->reserve);
+    }
     if (v == SW_PACK_NEVER) {
         sw_engine__fatal(e,
                          sw_error_set(SW_ERROR, "gpu_memory: auto learned more "
@@ -830,7 +1059,6 @@ bool sw_engine__gpus_room(sw_engine *e)
         g->failed_read = g->last_read;
         return false;
     }
-    sw_pack_take(g->devs, &g->reserve);
     g->reserved = true;
     g->gen++;
     return true;

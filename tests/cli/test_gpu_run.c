@@ -59,7 +59,7 @@ typedef struct {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    char *procs;
+    char *procs, *ledger;
 
     sw_h_init(&f->h);
     f->log = sw_aprintf("%s/trials.log", f->h.dir);
@@ -72,6 +72,9 @@ static int setup(void **state)
     setenv("LOG", f->log, 1);
     unsetenv("MEM");
     unsetenv("SLEEP");
+    ledger = sw_aprintf("%s/ledger", f->h.dir);
+    setenv("SWEEP_GPU_LEDGER", ledger, 1); /* the test's own machine */
+    free(ledger);
     unsetenv("CUDA_VISIBLE_DEVICES");
     assert_non_null(getenv("FAKE_NVML_LIB"));
     setenv("SWEEP_NVML_LIBRARY", getenv("FAKE_NVML_LIB"), 1);
@@ -567,15 +570,114 @@ static void test_auto_memory(void **state)
     free(file);
 }
 
+/* ---- two sweeps on one machine ---------------------------------------- */
+
+/* Runs two sweeps of `file` at once, each in a home of its own, on the
+ * machine's GPU ledger in the test's folder; returns their stderr. */
+static char *run_two(fixture *f, const char *file, const char *gpus)
+{
+    const char *args[] = {"run", file, "--gpus", gpus, NULL};
+    char *home2 = sw_aprintf("%s/home2", f->h.dir), *out = NULL;
+    pid_t first;
+    int rc;
+
+    setenv("SLEEP", "1", 1);
+    first = sw_h_start(&f->h, args);
+    setenv("SWEEP_HOME", home2, 1);
+    rc = sw_h_run(&f->h, args, &out);
+    setenv("SWEEP_HOME", f->h.home, 1);
+    assert_int_equal(sw_h_wait(first, 120), 0);
+    if (rc != 0)
+        fail_msg("the second sweep exited %d: %s", rc, err_text(f));
+    free(out);
+    free(home2);
+    return err_text(f);
+}
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+
+    for (; (text = strstr(text, what)); text += strlen(what))
+        n++;
+    return n;
+}
+
+/* Two sweeps of one-GPU trials on the same 2 GPUs: never more than one
+ * trial on a GPU at once, all 12 ran, and a sweep that waited for the
+ * other said so once at most. */
+static void test_two_sweeps_share(void **state)
+{
+    fixture *f = *state;
+    char *file = sweep_file(f, 6, ""), *err;
+    int waits;
+
+    err = run_two(f, file, "2");
+    read_log(f);
+    assert_int_equal(f->n, 12);
+    assert_int_equal(max_overlap(f, "0"), 1);
+    assert_int_equal(max_overlap(f, "1"), 1);
+    waits = count_of(err, "waiting for a GPU: other sweeps on this machine");
+    assert_true(waits >= 1 && waits <= 2);
+    free(err);
+    free(file);
+}
+
+/* Shares count across sweeps too: gpus: 0.5 on one GPU, two sweeps:
+ * never more than two trials on it at once. */
+static void test_two_sweeps_share_fractions(void **state)
+{
+    fixture *f = *state;
+    char *file = sweep_file(f, 4, "resources:\n  gpus: 0.5\n"), *err;
+
+    err = run_two(f, file, "1");
+    read_log(f);
+    assert_int_equal(f->n, 8);
+    assert_int_equal(max_overlap(f, "0"), 2);
+    free(err);
+    free(file);
+}
+
+/* A sweep that died (its file is in the ledger, but nothing holds its
+ * lock) holds nothing: its file is removed and the devices are used. */
+static void test_dead_sweep_holds_nothing(void **state)
+{
+    fixture *f = *state;
+    char *file = sweep_file(f, 3, ""), *ledger, *dead;
+    const char *args[] = {"run", file, "--quiet", "--gpus", "1", NULL};
+    struct stat st;
+
+    ledger = sw_aprintf("%s/ledger", f->h.dir);
+    mkdir(ledger, 0700);
+    dead = sw_aprintf("%s/sweep-deadbeef-1", ledger);
+    free(sw_h_file(&f->h, "ledger/sweep-deadbeef-1",
+                   "sweep deadbeef pid 1\n0 1000000 0\n"));
+    run_ok(f, args, NULL);
+    read_log(f);
+    assert_int_equal(f->n, 3);
+    assert_int_equal(stat(dead, &st), -1); /* removed */
+    free(dead);
+    free(ledger);
+    free(file);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_fractional),           T(test_multi_gpu),
-        T(test_mig_slices),           T(test_memory_used_by_others),
-        T(test_never_fits),           T(test_cpu_only),
-        T(test_resume_keeps_devices), T(test_auto_memory),
-        T(test_gpus_shows_runs),      T(test_auto_memory_survives_resume),
+        T(test_fractional),
+        T(test_multi_gpu),
+        T(test_mig_slices),
+        T(test_memory_used_by_others),
+        T(test_never_fits),
+        T(test_cpu_only),
+        T(test_resume_keeps_devices),
+        T(test_auto_memory),
+        T(test_gpus_shows_runs),
+        T(test_auto_memory_survives_resume),
+        T(test_two_sweeps_share),
+        T(test_two_sweeps_share_fractions),
+        T(test_dead_sweep_holds_nothing),
     };
 #undef T
 
