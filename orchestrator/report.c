@@ -376,24 +376,41 @@ static void failures(sw_report *r, const by_run *ix)
     }
 }
 
+/* Whether run `a` ranks before run `b` as `sweep best` ranks them
+ * (sw_store_best_runs): finished before stopped, then by value. */
+static bool ranks_before(const sw_report_data *d, const sw_report_run *a,
+                         const sw_report_run *b)
+{
+    if (a->state != b->state)
+        return a->state == SW_RUN_FINISHED;
+    return d->maximize ? a->value > b->value : a->value < b->value;
+}
+
+/* The best run's value (docs/metrics.md: a run's value is the last it
+ * reported), and when it reported that value. */
 static void best(sw_report *r, const sw_report_data *d)
 {
+    const sw_report_run *top = NULL, *run;
     size_t i, at = d->n_points;
 
-    for (i = 0; i < d->n_points; i++) {
-        double v = d->points[i].value;
-
-        if (at == d->n_points ||
-            (d->maximize ? v > r->best_value : v < r->best_value)) {
-            r->best_value = v;
-            at = i;
-        }
+    for (i = 0; d->metric && i < d->n_runs; i++) {
+        run = &d->runs[i];
+        if (run->has_value &&
+            (run->state == SW_RUN_FINISHED || run->state == SW_RUN_STOPPED ||
+             run->target) &&
+            (!top || ranks_before(d, run, top)))
+            top = run;
     }
-    if (at == d->n_points) {
+    for (i = 0; top && i < d->n_points; i++)
+        if (&d->runs[d->points[i].run] == top)
+            at = i; /* its last report */
+    if (!top) {
         r->best_value = r->time_to_best_seconds = NAN;
         return;
     }
-    r->time_to_best_seconds = d->points[at].time - r->start;
+    r->best_value = top->value;
+    r->time_to_best_seconds =
+        at < d->n_points ? d->points[at].time - r->start : NAN;
 }
 
 static void counts(sw_report *r, const sw_report_data *d)

@@ -51,8 +51,11 @@ typedef struct {
 typedef struct {
     char *id;
     sw_run_state state;
-    bool replaced; /* stopped by a PBT exploit: its place went on in
-                      another run, from a better checkpoint */
+    bool replaced;  /* stopped by a PBT exploit: its place went on in
+                       another run, from a better checkpoint */
+    bool target;    /* canceled because a run reached the target */
+    bool has_value; /* runs.value: the run's value of the metric */
+    double value;
 } sw_report_run;
 
 /* One value of the sweep's metric, as it arrived. */

@@ -390,6 +390,11 @@ static int load_rows(sw_store *st, const sw_sweep_rec *s, const sw_spec *spec,
         d->runs[i].state = runs[i].state;
         d->runs[i].replaced = runs[i].state == SW_RUN_STOPPED &&
                               sw_reason_is_replaced(runs[i].reason);
+        d->runs[i].target = runs[i].state == SW_RUN_CANCELED &&
+                            runs[i].reason &&
+                            strcmp(runs[i].reason, "target reached") == 0;
+        d->runs[i].has_value = runs[i].has_value && isfinite(runs[i].value);
+        d->runs[i].value = runs[i].value;
         d->n_runs++;
         run_attempts(d, &cap, i, &runs[i], rows, n_rows, &next, &f, now);
     }

@@ -240,7 +240,8 @@ static int by_time(const void *x, const void *y)
     return (a->time > b->time) - (a->time < b->time);
 }
 
-/* The best value so far as a step line, in its panel at `top`. */
+/* The best value any run logged so far (at any step: not a run's value,
+ * docs/metrics.md) as a step line, in its panel at `top`. */
 static void draw_best(sw_buf *b, const axis *ax, const sw_report_data *d,
                       double top)
 {
@@ -257,7 +258,8 @@ static void draw_best(sw_buf *b, const axis *ax, const sw_report_data *d,
                           top + 14);
             escaped(b, d->metric ? d->metric : "value");
             sw_buf_printf(b,
-                          " so far</text>\n<text x=\"10\" y=\"%.1f\""
+                          " logged so far, any run, any step</text>\n"
+                          "<text x=\"10\" y=\"%.1f\""
                           " font-size=\"11\">%.6g .. %.6g</text>\n"
                           "<polyline fill=\"none\" stroke=\"#333\""
                           " stroke-width=\"1.5\" points=\"",

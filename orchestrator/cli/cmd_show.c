@@ -65,6 +65,32 @@ static sw_value *time_value(double t, sw_table_format fmt)
     return t > 0 ? sw_value_float(t) : sw_value_null();
 }
 
+/* The best value of the sweep's metric the run logged, and its step: a
+ * figure of its own beside the run's value (its last, docs/metrics.md);
+ * null without a metric or a value. */
+static sw_value *best_logged_value(sw_store *st, const sw_run_rec *r)
+{
+    sw_sweep_rec s;
+    sw_value *v = NULL;
+    bool has = false;
+    double value = 0;
+    int64_t step = -1;
+
+    memset(&s, 0, sizeof(s));
+    if (sw_store_get_sweep(st, r->sweep_id, &s) == SW_OK && s.metric &&
+        sw_store_best_logged(st, r->id, s.metric,
+                             s.goal && strcmp(s.goal, "maximize") == 0, &has,
+                             &value, &step) == SW_OK &&
+        has) {
+        v = sw_value_map();
+        sw_value_map_set(v, "value", sw_value_float(value));
+        sw_value_map_set(v, "step",
+                         step >= 0 ? sw_value_int(step) : sw_value_null());
+    }
+    sw_sweep_rec_dispose(&s);
+    return v ? v : sw_value_null();
+}
+
 static sw_value *run_value(sw_store *st, const sw_run_rec *r,
                            sw_table_format fmt)
 {
@@ -105,6 +131,7 @@ static sw_value *run_value(sw_store *st, const sw_run_rec *r,
                                            : sw_value_null());
     sw_value_map_set(v, "value",
                      r->has_value ? sw_value_float(r->value) : sw_value_null());
+    sw_value_map_set(v, "best_logged", best_logged_value(st, r));
     sw_value_map_set(v, "params", params);
     sw_value_map_set(v, "lineage", lineage_value(r));
     sw_value_map_set(v, "argv", argv);
@@ -201,6 +228,12 @@ static void put_field(sw_buf *b, const sw_value *run, const char *key,
             sw_buf_puts(b, "-");
     } else if (x->type == SW_MAP && strcmp(key, "lineage") == 0) {
         put_lineage(b, x);
+    } else if (x->type == SW_MAP && strcmp(key, "best_logged") == 0) {
+        sw_value_write_py(b, sw_value_map_get(x, "value"));
+        if (sw_value_map_get(x, "step")->type == SW_INT)
+            sw_buf_printf(b, " at step %lld",
+                          (long long)sw_value_map_get(x, "step")->u.i);
+        sw_buf_puts(b, " (the best it logged; its value is its last)");
     } else if (x->type == SW_LIST || x->type == SW_MAP) {
         sw_value_write_json(b, x, false);
     } else {
@@ -225,7 +258,9 @@ static void print_human(const sw_value *v)
             continue; /* not a PBT run */
         put_field(&b, v, key, v->u.map.vals[i]);
         printf("%-*s %s\n", KEY_W,
-               strcmp(key, "queue_seconds") == 0 ? "queue wait" : key,
+               strcmp(key, "queue_seconds") == 0 ? "queue wait"
+               : strcmp(key, "best_logged") == 0 ? "best logged"
+                                                 : key,
                sw_buf_cstr(&b));
     }
     sw_buf_dispose(&b);

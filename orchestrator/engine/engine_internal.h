@@ -297,9 +297,10 @@ struct sw_engine {
     double requests_at; /* monotonic: when it was last looked at */
     int signal;         /* the last signal that interrupted it */
     size_t done, failed, stopped, canceled;
-    size_t worked; /* ends that show the command works: finished,
-                      stopped or paused (the first-failures rule) */
-    bool has_best;
+    size_t worked;   /* ends that show the command works: finished,
+                        stopped or paused (the first-failures rule) */
+    bool has_best;   /* the best run as `sweep best` ranks them */
+    bool best_stale; /* a run ended since it was read */
     double best;
     char *best_run;
     char *buf; /* for reading trials' output */
@@ -385,6 +386,9 @@ bool sw_engine__dequeue(sw_engine *e, sw_run_rec *out);
 double sw_engine__deadline(const sw_engine *e, const sw_run_rec *r);
 void sw_engine__tally(sw_engine *e, sw_run_state state, bool here);
 void sw_engine__note_value(sw_engine *e, const sw_run_rec *r);
+/* The best run and its value (e->has_best, e->best, e->best_run), read
+ * from the store as `sweep best` ranks runs, when a run ended since. */
+void sw_engine__best(sw_engine *e);
 int sw_engine__fatal(sw_engine *e, int error);
 
 /* make_run() fills *r (zeroed first) as the pending run of trial `t`:

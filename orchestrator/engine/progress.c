@@ -127,6 +127,7 @@ static void summary(sw_buf *b, sw_engine *e, double now)
     sw_buf_printf(b, ", %zu failed", e->failed);
     if (e->canceled)
         sw_buf_printf(b, ", %zu canceled", e->canceled);
+    sw_engine__best(e);
     if (e->has_best)
         sw_buf_printf(b, ", best %s=%g (%s)", e->spec->metric.name, e->best,
                       e->best_run);

@@ -369,11 +369,7 @@ void sw_engine__tally(sw_engine *e, sw_run_state state, bool here)
     e->stopped += state == SW_RUN_STOPPED;
     e->canceled += state == SW_RUN_CANCELED;
     e->failed_here += here && state == SW_RUN_FAILED;
-}
-
-static bool better(const sw_engine *e, double v, double than)
-{
-    return e->spec->metric.goal == SW_GOAL_MAXIMIZE ? v > than : v < than;
+    e->best_stale = true;
 }
 
 static void set_best_run(sw_engine *e, const char *id)
@@ -382,17 +378,15 @@ static void set_best_run(sw_engine *e, const char *id)
     e->best_run = sw_strdup(id);
 }
 
+/* A run's value changed: the sweep's target may be reached. The best
+ * run is not this: a run's value is its last, and only a run that ended
+ * finished or stopped is ranked (sw_engine__best). */
 void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
 {
     const sw_metric *m = &e->spec->metric;
 
     if (!r->has_value || isnan(r->value))
         return;
-    if (!e->has_best || better(e, r->value, e->best)) {
-        e->has_best = true;
-        e->best = r->value;
-        set_best_run(e, r->id);
-    }
     if (m->has_target && !e->target_hit &&
         (m->goal == SW_GOAL_MAXIMIZE ? r->value >= m->target
                                      : r->value <= m->target)) {
@@ -401,6 +395,27 @@ void sw_engine__note_value(sw_engine *e, const sw_run_rec *r)
                           "sweep %s: run %s reached the target %s = %g",
                           e->sweep.id, r->id, m->name, m->target);
     }
+}
+
+void sw_engine__best(sw_engine *e)
+{
+    sw_run_rec *top = NULL;
+    size_t n = 0;
+
+    if (!e->best_stale || !e->spec->metric.name || !e->st)
+        return;
+    e->best_stale = false;
+    if (sw_store_best_runs(e->st, e->sweep.id,
+                           e->spec->metric.goal == SW_GOAL_MAXIMIZE, 1, &top,
+                           &n) != SW_OK)
+        return; /* the line goes without it; the store says why elsewhere */
+    e->has_best = n > 0;
+    if (n > 0) {
+        e->best = top[0].value;
+        set_best_run(e, top[0].id);
+        sw_run_rec_dispose(&top[0]);
+    }
+    free(top);
 }
 
 /* ---- the end of a sweep by error ------------------------------------ */

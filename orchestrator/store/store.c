@@ -986,9 +986,13 @@ int sw_store_list_runs(sw_store *st, const char *sweep_id, sw_run_rec **out,
     return error;
 }
 
+/* Ranked: finished runs, stopped ones, and the runs canceled because one
+ * reached the metric's target (the one that reached it among them: its
+ * run was canceled with the rest); never a failed run. */
 #define BEST_SQL(order)                                                        \
     "SELECT " RUN_COLS " FROM runs WHERE sweep_id = ?1"                        \
-    " AND state IN (?3, ?4) AND value IS NOT NULL"                             \
+    " AND (state IN (?3, ?4) OR (state = 'canceled' AND"                       \
+    " reason = 'target reached')) AND value IS NOT NULL"                       \
     " ORDER BY state <> ?3, value " order ", idx LIMIT ?2"
 
 /* The `limit` best finished or stopped runs of a sweep with a value:
@@ -1125,6 +1129,37 @@ int sw_store_last_metrics(sw_store *st, const char *run_id,
                                run_id ? run_id : "(null)");
     finish(s);
     return error;
+}
+
+int sw_store_best_logged(sw_store *st, const char *run_id, const char *name,
+                         bool maximize, bool *has, double *value, int64_t *step)
+{
+    static const char asc[] =
+        "SELECT value, step FROM metrics WHERE run_id = ?1 AND name = ?2"
+        " AND value IS NOT NULL ORDER BY value ASC, rowid LIMIT 1";
+    static const char desc[] =
+        "SELECT value, step FROM metrics WHERE run_id = ?1 AND name = ?2"
+        " AND value IS NOT NULL ORDER BY value DESC, rowid LIMIT 1";
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, maximize ? desc : asc, -1, &s, NULL);
+
+    *has = false;
+    if (rc == SQLITE_OK)
+        rc = sw_store__bind_str(s, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sw_store__bind_str(s, 2, name);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        *has = true;
+        *value = sqlite3_column_double(s, 0);
+        *step = sqlite3_column_type(s, 1) == SQLITE_NULL
+                    ? -1
+                    : sqlite3_column_int64(s, 1);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? SW_OK
+                             : sw_store__fail(st, "best value of run '%s'",
+                                              run_id ? run_id : "(null)");
 }
 
 int sw_store_metric_history(sw_store *st, const char *sweep_id,

@@ -205,6 +205,13 @@ typedef int (*sw_store_metric_fn)(void *ctx, const char *name, bool has_value,
                                   double value);
 int sw_store_last_metrics(sw_store *st, const char *run_id,
                           sw_store_metric_fn fn, void *ctx);
+/* The best value of metric `name` run `run_id` ever reported (least, or
+ * greatest when `maximize`) and its step (-1: reported without one; the
+ * first such report on a tie): a figure of its own, not the run's value,
+ * which is its last (docs/metrics.md). *has is false when it has none. */
+int sw_store_best_logged(sw_store *st, const char *run_id, const char *name,
+                         bool maximize, bool *has, double *value,
+                         int64_t *step);
 
 /* Every value of metric `name` of the sweep's runs, in the order they
  * were recorded: `fn` gets the run's idx and the value (NaN for one

@@ -171,6 +171,16 @@ static int find_sweep(call *c, const char *key, sw_sweep_rec *s)
     return sw_store_get_sweep(c->st, key, s);
 }
 
+/* The sweep's best run as `sweep best` ranks them (sw_store_best_runs):
+ * finished before stopped, then by value (a run's value is its last,
+ * docs/metrics.md), ties by idx. */
+#define BEST_RUN                                                               \
+    " r.sweep_id = s.id and (r.state in ('finished', 'stopped') or (r.state"   \
+    " = 'canceled' and r.reason = 'target reached')) and r.value is not"       \
+    " null order by r.state <> 'finished', r.value * (select"                  \
+    " case when goal = 'maximize' then -1 else 1 end from sweeps g where"      \
+    " g.id = r.sweep_id), r.idx limit 1"
+
 static int api_sweeps(call *c)
 {
     static const char sql[] =
@@ -183,9 +193,8 @@ static int api_sweeps(call *c)
         " 'runs', (select count(*) from runs r where r.sweep_id = s.id),"
         " 'states', (select json_group_object(state, n) from (select state,"
         "   count(*) as n from runs r where r.sweep_id = s.id group by state)),"
-        " 'best', (select case when s.goal = 'maximize' then max(value)"
-        "   else min(value) end from runs r where r.sweep_id = s.id and"
-        "   r.state in ('finished', 'stopped'))))"
+        " 'best', (select value from runs r where" BEST_RUN "),"
+        " 'best_run', (select id from runs r where" BEST_RUN ")))"
         " from (select * from sweeps order by created_at desc, id) s";
 
     sw_buf_printf(&c->out, "{\"seq\": %llu, \"sweeps\": ", c->seq);

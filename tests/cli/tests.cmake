@@ -171,3 +171,9 @@ add_dependencies(test_cli_json sweep)
 add_test(NAME cli.json COMMAND test_cli_json)
 set_tests_properties(cli.json PROPERTIES LABELS cli TIMEOUT 300
   ENVIRONMENT "SW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR};SW_BIN=$<TARGET_FILE:sweep>;SWEEP_GIT=off")
+
+# One value per run: the progress line's best, `sweep best`, `sweep show`
+# and the dashboard's API agree for runs whose best step is not their last.
+add_test(NAME cli.best_agrees COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_best_agrees.sh $<TARGET_FILE:sweep>)
+set_tests_properties(cli.best_agrees PROPERTIES LABELS cli TIMEOUT 120)

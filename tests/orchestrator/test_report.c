@@ -64,9 +64,12 @@ static void make(scenario *s)
     int64_t i;
 
     memset(s, 0, sizeof(*s));
-    s->runs[0] = (sw_report_run){"r0", SW_RUN_FINISHED, false};
-    s->runs[1] = (sw_report_run){"r1", SW_RUN_FINISHED, false};
-    s->runs[2] = (sw_report_run){"r2", SW_RUN_STOPPED, false};
+    /* each run's value is the last it reported (below) */
+    s->runs[0] =
+        (sw_report_run){"r0", SW_RUN_FINISHED, false, false, true, 0.1};
+    s->runs[1] =
+        (sw_report_run){"r1", SW_RUN_FINISHED, false, false, true, 1.0};
+    s->runs[2] = (sw_report_run){"r2", SW_RUN_STOPPED, false, false, true, 5.5};
     s->attempts[0] = att(0, 1000, 1100, SW_ATT_FINISHED, 1);
     s->attempts[1] = att(1, 1000, 1040, SW_ATT_FAILED, 0.5);
     s->attempts[2] = att(1, 1050, 1110, SW_ATT_FINISHED, 0.5);
@@ -316,7 +319,9 @@ static void test_cpu_only_and_no_metric(void **state)
 }
 
 /* Values reported without a step count one iteration each; maximize
- * takes the greatest value. */
+ * takes the greatest run's value, finished runs first as `sweep best`
+ * ranks them: r1's 1.0 (its last report, at 1106), not r2's 5.5, as r2
+ * was stopped. */
 static void test_stepless_values_and_maximize(void **state)
 {
     scenario s;
@@ -331,9 +336,8 @@ static void test_stepless_values_and_maximize(void **state)
     s.d.maximize = true;
     sw_report_compute(&r, &s.d);
     assert_near(r.trial_seconds_saved_by_stopping, 80);
-    /* 5.5, r2's second value at 1060 */
-    assert_near(r.best_value, 5.5);
-    assert_near(r.time_to_best_seconds, 60);
+    assert_near(r.best_value, 1.0);
+    assert_near(r.time_to_best_seconds, 106);
 }
 
 /* The JSON has every key of docs/report.md, null for what is not
@@ -393,9 +397,9 @@ static void test_json_keys(void **state)
 static void test_plot_stacks_in_start_order(void **state)
 {
     static char dev[] = "{\"devices\": [\"0\"], \"share\": 0.5}";
-    sw_report_run runs[3] = {{"r0", SW_RUN_FINISHED, false},
-                             {"r1", SW_RUN_FINISHED, false},
-                             {"r2", SW_RUN_FINISHED, false}};
+    sw_report_run runs[3] = {{"r0", SW_RUN_FINISHED, false, false, false, 0},
+                             {"r1", SW_RUN_FINISHED, false, false, false, 0},
+                             {"r2", SW_RUN_FINISHED, false, false, false, 0}};
     sw_report_attempt at[4] = {att(0, 0, 10, SW_ATT_FAILED, 0.5),
                                att(0, 20, 30, SW_ATT_FINISHED, 0.5),
                                att(1, 5, 15, SW_ATT_FINISHED, 0.5),
