@@ -27,6 +27,7 @@
 #include "search/stopping.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -463,6 +464,18 @@ bool sw_stopper_threshold(const sw_stopper *s, size_t i, double *out)
     return true;
 }
 
+/* A value as a person reads it: six significant digits ("0.666667",
+ * "5.0", "1.23457e+07"), not the 17 that round-trip. */
+static void put_num(sw_buf *out, double v)
+{
+    char t[40];
+
+    snprintf(t, sizeof(t), "%.6g", v);
+    sw_buf_puts(out, t);
+    if (!strpbrk(t, ".eEn")) /* a whole number reads as one: 5.0 */
+        sw_buf_puts(out, ".0");
+}
+
 void sw_stopper_explain(const sw_stopper *s, int64_t run, sw_buf *out)
 {
     static const char *const level[] = {"", "band", "rung", "iteration"};
@@ -487,8 +500,8 @@ void sw_stopper_explain(const sw_stopper *s, int64_t run, sw_buf *out)
            (s->rule == SW_STOP_HYPERBAND && !s->strict);
     sw_buf_printf(out, "iteration %lld, %s %lld: %s ", (long long)r->n,
                   level[s->rule], (long long)at, best ? "best" : "value");
-    sw_float_write_py(out, s->sign * mine);
+    put_num(out, s->sign * mine);
     sw_buf_printf(out, ", %s ", held[s->rule]);
-    sw_float_write_py(out, s->sign * thr);
+    put_num(out, s->sign * thr);
     sw_buf_printf(out, ": %s", stop ? "stop" : "go on");
 }

@@ -27,15 +27,36 @@
 
 static void above_view(sw_engine *e, FILE *to, const char *text);
 
+/* The reason an ended run's line shows: a stop by the rule is said when
+ * it is decided ("stops early: iteration 2, ..."), so its end says only
+ * that; the whole reason is in the store (`sweep show`). */
+static void put_reason(sw_buf *b, const sw_run_rec *r)
+{
+    const char *word = sw_cancel_name(SW_CANCEL_STOPPED);
+    size_t n = strlen(word);
+
+    if (r->state == SW_RUN_STOPPED && strncmp(r->reason, word, n) == 0 &&
+        r->reason[n] == ':')
+        sw_buf_printf(b, " (%s)", word);
+    else
+        sw_buf_printf(b, " (%s)", r->reason);
+}
+
 static void report_end(sw_engine *e, const sw_run_rec *r)
 {
     sw_buf b = SW_BUF_INIT;
 
     if (e->quiet)
         return;
-    sw_buf_printf(&b, "run %s %s", r->id, sw_run_state_name(r->state));
+    if (r->state == SW_RUN_PENDING) /* an attempt ended; a retry follows */
+        sw_buf_printf(&b, "run %s attempt %lld ended", r->id,
+                      (long long)r->attempts);
+    else
+        sw_buf_printf(&b, "run %s %s", r->id, sw_run_state_name(r->state));
     if (r->reason)
-        sw_buf_printf(&b, " (%s)", r->reason);
+        put_reason(&b, r);
+    if (r->state == SW_RUN_PENDING)
+        sw_buf_puts(&b, ", it runs again");
     if (r->has_value)
         sw_buf_printf(&b, " %s=%g", e->spec->metric.name, r->value);
     above_view(e, stdout, sw_buf_cstr(&b));
@@ -373,20 +394,141 @@ static void status_line(sw_engine *e, bool final)
     fflush(stdout);
 }
 
+/* ---- lines above the view, fitted to the terminal ------------------- */
+
+/* Shorter words for a line too wide for the terminal, tried in order
+ * until it fits; then it is cut, with "…". */
+static const char *const shorter[][2] = {
+    {"stopped early by the stopping rule", "stopped early"},
+    {" stops early: ", " stops: "},
+    {"median of the others ", "median "},
+    {"iteration ", "it "},
+    {"threshold ", "thr "},
+    {"cutoff ", "cut "},
+    {"not in a git repository", "no git repository"},
+    {"exited with status ", "exit "},
+    {"attempt ", "try "},
+};
+
+/* The columns `s` takes: one per character (UTF-8 lead byte). */
+static size_t columns(const char *s, size_t len)
+{
+    size_t n = 0, i;
+
+    for (i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return n;
+}
+
+static void replace_all(sw_buf *b, const char *from, const char *to)
+{
+    sw_buf out = SW_BUF_INIT;
+    const char *p = sw_buf_cstr(b), *hit;
+    size_t n = strlen(from);
+
+    if (!strstr(p, from))
+        return;
+    while ((hit = strstr(p, from))) {
+        sw_buf_put(&out, p, (size_t)(hit - p));
+        sw_buf_puts(&out, to);
+        p = hit + n;
+    }
+    sw_buf_puts(&out, p);
+    b->len = 0;
+    sw_buf_put(b, out.ptr, out.len);
+    sw_buf_dispose(&out);
+}
+
+/* "sweep 4b708ce8: run 4b708ce8-4 ...": the run's id names its sweep. */
+static void drop_sweep_word(sw_buf *b, const char *sweep_id)
+{
+    sw_buf head = SW_BUF_INIT;
+    size_t n;
+
+    sw_buf_printf(&head, "sweep %s: run %s-", sweep_id, sweep_id);
+    n = head.len - strlen(sweep_id) - strlen("run -");
+    if (b->len > head.len && strncmp(b->ptr, head.ptr, head.len) == 0) {
+        memmove(b->ptr, b->ptr + n, b->len - n + 1);
+        b->len -= n;
+    }
+    sw_buf_dispose(&head);
+}
+
+/* Cuts `b` to `cols` - 1 columns, the last of them "…". */
+static void cut(sw_buf *b, int cols)
+{
+    size_t keep = cols > 2 ? (size_t)cols - 2 : 0, seen = 0, i;
+
+    for (i = 0; i < b->len; i++) {
+        if (((unsigned char)b->ptr[i] & 0xc0) != 0x80 && seen++ == keep)
+            break;
+    }
+    b->len = i;
+    b->ptr[i] = '\0';
+    sw_buf_puts(b, "\xe2\x80\xa6");
+}
+
+/* Appends one line of a notice, fitted to fewer than `cols` columns:
+ * shorter words first, then cut. A line with a URL is never cut (it
+ * would be of no use); it is the one that may wrap. */
+static void fit_line(sw_buf *out, const sw_engine *e, const char *line,
+                     size_t len, int cols)
+{
+    sw_buf b = SW_BUF_INIT;
+    size_t i;
+
+    sw_buf_put(&b, line, len);
+    if (columns(b.ptr, b.len) >= (size_t)cols && !strstr(b.ptr, "://")) {
+        drop_sweep_word(&b, e->sweep.id ? e->sweep.id : "");
+        for (i = 0; i < sizeof(shorter) / sizeof(shorter[0]) &&
+                    columns(b.ptr, b.len) >= (size_t)cols;
+             i++)
+            replace_all(&b, shorter[i][0], shorter[i][1]);
+        if (columns(b.ptr, b.len) >= (size_t)cols)
+            cut(&b, cols);
+    }
+    sw_buf_put(out, b.ptr, b.len);
+    sw_buf_putc(out, '\n');
+    sw_buf_dispose(&b);
+}
+
+/* `text`, each of its lines fitted to the terminal's width. */
+static char *fitted(const sw_engine *e, const char *text)
+{
+    sw_buf out = SW_BUF_INIT;
+    const char *p = text, *nl;
+    int cols, rows;
+
+    term_size(&cols, &rows);
+    do {
+        nl = strchr(p, '\n');
+        fit_line(&out, e, p, nl ? (size_t)(nl - p) : strlen(p), cols);
+        p = nl ? nl + 1 : NULL;
+    } while (p);
+    return sw_buf_detach(&out);
+}
+
 /* A line above the view: the view is erased, the line printed, and the
- * view drawn again at once. */
+ * view drawn again at once. On a terminal (the one it goes to), each
+ * line fits its width; elsewhere it is printed whole. */
 static void above_view(sw_engine *e, FILE *to, const char *text)
 {
     bool view = e->tty && !e->quiet && e->view_lines > 0;
+    /* not e->tty: the first lines are said before the engine is set up */
+    char *fit = isatty(fileno(to)) ? fitted(e, text) : NULL;
 
     if (view)
         erase_view(e);
     fflush(stdout);
-    fprintf(to, "%s\n", text);
+    if (fit)
+        fputs(fit, to);
+    else
+        fprintf(to, "%s\n", text);
     fflush(to);
     if (view)
         draw_view(e, sw_clock_mono(e->clock));
     fflush(stdout);
+    free(fit);
 }
 
 /* The last step each running trial reported, for the view. */
