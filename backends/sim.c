@@ -447,6 +447,10 @@ static int spawn(const sw_launch *l, int out, int err, pid_t *pid)
  * cannot. */
 static char *start_surrogate(sim *x, job *j, const sw_launch *l)
 {
+    /* the contract's folder: a trainer run for its curve may checkpoint
+     * there as it would for real (the engine makes it only for rules
+     * that pause, where the simulator keeps its own mark in it) */
+    const char *ckpt = launch_env(l, "SWEEP_CHECKPOINT_DIR");
     int out = j->curve_fd = memfd_create("simulated.out", MFD_CLOEXEC),
         err = open(l->stderr_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
                    0600);
@@ -456,6 +460,9 @@ static char *start_surrogate(sim *x, job *j, const sw_launch *l)
 
     if (out < 0 || err < 0 || j->out_fd < 0)
         why = sw_aprintf("cannot open its logs in %s: %s", l->dir,
+                         strerror(errno));
+    else if (ckpt && mkdir(ckpt, 0700) != 0 && errno != EEXIST)
+        why = sw_aprintf("cannot make its checkpoint folder %s: %s", ckpt,
                          strerror(errno));
     else if ((rc = spawn(l, out, err, &j->pid)) != 0)
         why = sw_aprintf("cannot run '%s': %s", l->argv[0], strerror(rc));

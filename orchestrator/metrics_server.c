@@ -1217,6 +1217,27 @@ static void fit_descriptors(sw_metrics_server *s)
         s->per_address = s->max_connections;
 }
 
+/* Why the daemon could not listen on `a`: MHD says nothing, so the bind
+ * is tried again here (as MHD binds, with SO_REUSEADDR) for its errno;
+ * "" when it binds now. */
+static const char *why_not_bound(const struct sockaddr_storage *a,
+                                 socklen_t len)
+{
+    int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+    int rc = fd < 0 ? errno : 0;
+
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+        rc = bind(fd, (const struct sockaddr *)a, len) == 0 ? 0 : errno;
+        close(fd);
+    }
+    if (rc == EADDRINUSE)
+        return ": address already in use (another sweep or server listens "
+               "there: choose another port, or leave --listen out for a "
+               "free one)";
+    return rc ? strerror(rc) : "";
+}
+
 static int bind_daemon(sw_metrics_server *s)
 {
     struct sockaddr_storage a = {0};
@@ -1234,9 +1255,13 @@ static int bind_daemon(sw_metrics_server *s)
     }
     if (!s->daemon)
         s->daemon = start_daemon(s, &a);
-    if (!s->daemon)
-        return sw_error_set(SW_EIO, "metrics server: cannot listen on %s",
-                            s->listen ? s->listen : "127.0.0.1");
+    if (!s->daemon) {
+        const char *why = why_not_bound(&a, len);
+
+        return sw_error_set(SW_EIO, "metrics server: cannot listen on %s%s%s",
+                            s->listen ? s->listen : "127.0.0.1",
+                            why[0] && why[0] != ':' ? ": " : "", why);
+    }
     info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : 0;
     {

@@ -1475,6 +1475,17 @@ int sw_engine__end(sw_engine *e)
                                   "resume %s`",
                                   e->sweep.id, e->unstarted_here, e->sweep.id);
     }
+    /* every run ran and failed: the sweep did not do its job either */
+    if (!interrupted && e->failed > 0 && e->worked == 0 && e->done == 0) {
+        error = set_sweep_state(e, SW_SWEEP_FAILED, 0);
+        return error ? error
+                     : sw_error_set(SW_ERROR,
+                                    "sweep %s failed: all %zu of its runs "
+                                    "failed (`sweep ls %s` says why); fix "
+                                    "the command, then `sweep resume %s`",
+                                    e->sweep.id, e->failed, e->sweep.id,
+                                    e->sweep.id);
+    }
     error = set_sweep_state(
         e, interrupted ? SW_SWEEP_INTERRUPTED : SW_SWEEP_FINISHED,
         interrupted ? 0 : now_wall(e));

@@ -176,10 +176,14 @@ static void test_timeout_cancels_and_says_why(void **state)
     file = toy_sweep(&h, "timeout: 0.5",
                      "  steps: {value: 100}\n  sleep: {value: 0.1}\n");
     const char *run[] = {"run", file, "--quiet", NULL};
-    assert_int_equal(sw_h_run(&h, run, NULL), 0);
+    /* its one run failed: the sweep did not do its job (exit 1) */
+    assert_int_equal(sw_h_run(&h, run, NULL), 1);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'failed' and reason like 'timeout%'"),
                      1);
+    assert_int_equal(
+        sw_h_count(&h, "select count(*) from sweeps where state = 'failed'"),
+        1);
     free(file);
     sw_h_dispose(&h);
 }

@@ -177,3 +177,9 @@ set_tests_properties(cli.json PROPERTIES LABELS cli TIMEOUT 300
 add_test(NAME cli.best_agrees COMMAND bash
   ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_best_agrees.sh $<TARGET_FILE:sweep>)
 set_tests_properties(cli.best_agrees PROPERTIES LABELS cli TIMEOUT 120)
+
+# How sweeps end: all runs failed (exit 1, state failed), the README's
+# simulated line, a failed run never best, a busy --listen port.
+add_test(NAME cli.ends COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_ends.sh
+  $<TARGET_FILE:sweep> ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.ends PROPERTIES LABELS cli TIMEOUT 180)
