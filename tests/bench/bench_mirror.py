@@ -2,7 +2,7 @@
 metrics server, beside the same loop unmirrored.
 
 Prints, in one run, the time per wandb.log call of a W&B trainer (the
-stand-in wandb of tests/clients/test_wandb.py, which reads its config as
+stand-in W&B SDK of tests/clients/fake_wandb_sdk/, which reads its config as
 W&B's SDK does and keeps W&B's step): unmirrored (the reference), then
 mirrored with the server answering, and mirrored with no server (the
 values printed as @metrics lines); beside wandb.log followed by
@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "clients"))
 
 from fake_metrics_server import FakeMetricsServer  # noqa: E402
-from test_wandb import FAKE_WANDB  # noqa: E402
+from test_wandb import FAKE_SDK  # noqa: E402
 
 LOOP = '''
 import sys, time
@@ -50,15 +50,12 @@ print(dt / n * 1e6)
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     d = tempfile.mkdtemp(prefix="bench-mirror-")
-    os.makedirs(os.path.join(d, "wandb"))
-    with open(os.path.join(d, "wandb", "__init__.py"), "w") as f:
-        f.write(FAKE_WANDB)
     with open(os.path.join(d, "loop.py"), "w") as f:
         f.write(LOOP)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("SWEEP_", "WANDB_", "FAKE_WANDB"))}
     base["PYTHONPATH"] = os.pathsep.join(
-        [d, os.path.join(ROOT, "examples", "clients", "python")])
+        [FAKE_SDK, os.path.join(ROOT, "examples", "clients", "python")])
 
     def loop(mode, **env):
         e = dict(base, **env)

@@ -1,14 +1,19 @@
 """Tests of the W&B side of the `sweep` package: a W&B trainer, unchanged
-but for `sweep.mirror_wandb()`, run against a stand-in `wandb` module
-this test writes (it reads WANDB_SWEEP_PARAM_PATH as W&B's SDK does, with
-PyYAML, and counts steps as W&B does).
+but for `sweep.mirror_wandb()`, run against a stand-in for W&B's SDK
+(fake_wandb_sdk/: written from the SDK's public source, it freezes its
+Run as the SDK does, binds wandb.log to run.log at init, reads
+WANDB_SWEEP_PARAM_PATH with PyYAML and its settings once per process, and
+counts steps as W&B does), in two shapes: 0.17's and the newest's.
 
-- Against the fake server: each committed row is reported at W&B's step
+- Against the fake server: wandb.log, run.log and wandb.run.log, with
+  init before or after mirror_wandb(), each row once and no attribute
+  set on the run; each committed row is reported at W&B's step
   (log() moves it on, step= forward, an older step ignored, commit=False
   held until the row is committed), only numbers, nested dicts flattened;
   a stop answer finishes the W&B run and exits 0.
 - Through the real `sweep` binary, with the package installed offline in
-  a fresh venv: wandb.config holds each run's parameters, nested groups
+  a fresh venv: docs/clients.md's W&B example as shown; wandb.config
+  holds each run's parameters, nested groups
   included; the store holds exactly W&B's history; a stopping rule stops
   a run through its wandb.log; sweep.agent(sweep_id, function=train,
   count=5) serves run after run in one process as wandb.agent would,
@@ -40,112 +45,9 @@ try:
 except ImportError:
     HAVE_YAML = False
 
-# What a trainer uses of W&B's SDK, as the SDK does it.
-FAKE_WANDB = '''
-"""A stand-in for W&B's SDK (tests/clients/test_wandb.py)."""
-import json
-import os
-import sys
-
-import yaml
-
-
-class Config(dict):
-    def __getattr__(self, key):
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(key)
-
-
-config = _config = Config()  # init's argument hides the name
-run = None
-
-
-def _out(record):
-    path = os.environ.get("FAKE_WANDB_OUT")
-    if path:
-        with open(path % {"run": os.environ.get("WANDB_RUN_ID", "none")},
-                  "a") as f:
-            f.write(json.dumps(record) + "\\n")
-
-
-class Run(object):
-    def __init__(self, cfg):
-        self.id = os.environ.get("WANDB_RUN_ID")
-        self.sweep_id = os.environ.get("WANDB_SWEEP_ID")
-        self.config = cfg
-        self._step = 0
-        self._row = {}
-        self._finished = False
-        _out({"init": self.id, "sweep": self.sweep_id, "config": cfg,
-              "pid": os.getpid()})
-
-    def log(self, data, step=None, commit=None):
-        if self._finished:
-            raise RuntimeError("wandb: log after finish")
-        if step is not None:
-            if step < self._step:
-                sys.stderr.write("wandb: WARNING Tried to log to step %d "
-                                 "that is less than the current step %d\\n"
-                                 % (step, self._step))
-                return
-            if step > self._step:
-                self._flush()
-                self._step = step
-        self._row.update(data)
-        if (step is None) if commit is None else commit:
-            self._flush()
-            self._step += 1
-
-    def _flush(self):
-        if self._row:
-            row = {k: v for k, v in self._row.items()
-                   if isinstance(v, (int, float))}
-            _out({"step": self._step, "row": row})
-        self._row = {}
-
-    def finish(self, exit_code=None):
-        if not self._finished:
-            self._flush()
-            self._finished = True
-            _out({"finish": self.id})
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.finish()
-
-
-def _preinit_log(*args, **kwargs):
-    raise RuntimeError("You must call wandb.init() before wandb.log()")
-
-
-log = _preinit_log
-
-
-def init(config=None, project=None, **kwargs):
-    global run, log
-    cfg = dict(config or {})
-    path = os.environ.get("WANDB_SWEEP_PARAM_PATH")
-    if path:  # as W&B's SDK reads it: must exist, version 1, each "value"
-        with open(path) as f:
-            loaded = yaml.safe_load(f)
-        if loaded.pop("wandb_version", None) not in (None, 1):
-            raise ValueError("Unknown config version")
-        cfg.update({k: v["value"] for k, v in loaded.items()})
-    _config.clear()
-    _config.update(cfg)
-    run = Run(_config)
-    log = run.log
-    return run
-
-
-def finish(exit_code=None):
-    if run is not None:
-        run.finish(exit_code)
-'''
+# The stand-in for W&B's SDK: a package, written from the SDK's public
+# source (fake_wandb_sdk/wandb/__init__.py says what it does as the SDK).
+FAKE_SDK = os.path.join(HERE, "fake_wandb_sdk")
 
 # A W&B trainer: only the mirror_wandb() line is sweep's.
 TRAINER = '''
@@ -203,9 +105,6 @@ class Mirror(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="sweep-wandb-")
         self.addCleanup(shutil.rmtree, self.dir)
-        os.makedirs(os.path.join(self.dir, "wandb"))
-        with open(os.path.join(self.dir, "wandb", "__init__.py"), "w") as f:
-            f.write(FAKE_WANDB)
         self.params = os.path.join(self.dir, "params.yaml")
         with open(self.params, "w") as f:
             f.write("wandb_version: 1\n\nlr:\n  value: 0.5\nepochs:\n"
@@ -215,7 +114,7 @@ class Mirror(unittest.TestCase):
         script = os.path.join(self.dir, "t.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(code))
-        e = dict(os.environ, PYTHONPATH=os.pathsep.join([self.dir, PACKAGE]),
+        e = dict(os.environ, PYTHONPATH=os.pathsep.join([FAKE_SDK, PACKAGE]),
                  SWEEP_METRICS_URL=srv.url, SWEEP_TOKEN=srv.token,
                  SWEEP_RUN_ID="r-1", WANDB_RUN_ID="r-1",
                  WANDB_SWEEP_PARAM_PATH=self.params,
@@ -254,7 +153,7 @@ class Mirror(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("run r-1 was stopped by the sweep", p.stderr)
         recs = history(os.path.join(self.dir, "r-1.jsonl"))
-        self.assertEqual(recs[-1], {"finish": "r-1"})
+        self.assertEqual(recs[-1]["finish"], "r-1")
         self.assertEqual(sorted({s for s, _ in rows(recs)}), [0, 1])
 
     def test_without_stop_the_trainer_decides(self):
@@ -267,12 +166,109 @@ class Mirror(unittest.TestCase):
             run = wandb.init()
             for i in range(3):
                 wandb.log({"loss": float(i)})
-            print(sweep.should_stop(),
-                  hasattr(type(run).log.__wrapped__, "_sweep_mirror"))
+            print(sweep.should_stop(), sweep._ours(type(run).log),
+                  sweep._ours(type(run).log.__wrapped__))
             ''', srv)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stdout.split(), ["True", "False"])
+        self.assertEqual(p.stdout.split(), ["True", "True", "False"])
         self.assertEqual(srv.values("loss"), [0.0, 1.0, 2.0])
+
+    def test_the_stand_in_refuses_new_run_attributes_as_the_sdk_does(self):
+        # what broke the mirror with the real SDK: a frozen Run
+        srv = FakeMetricsServer().start()
+        self.addCleanup(srv.stop)
+        p = self.trainer('''
+            import wandb
+            run = wandb.init()
+            run._step = 0            # an attribute it has: allowed
+            try:
+                run._sweep_mirror = 1
+            except Exception as e:
+                print(type(e) is Exception, e)
+            ''', srv)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), "True Attribute _sweep_mirror is "
+                         "not supported on Run object.")
+
+    # every way a trainer logs, with init before or after mirror_wandb():
+    # each committed row reported once, at W&B's step, nothing set on the run
+    EVERY_WAY = '''
+        import wandb, sweep
+        if BEFORE:
+            run = wandb.init()
+        sweep.mirror_wandb()
+        if not BEFORE:
+            run = wandb.init()
+        before = sorted(vars(run))
+        wandb.define_metric("epoch")
+        wandb.define_metric("val/*", step_metric="epoch", summary="min")
+        for epoch in range(2):
+            wandb.log({"loss": 1.0 + epoch})
+            run.log({"acc": 0.5 + epoch}, commit=False)
+            wandb.run.log({"val/loss": 2.0 + epoch, "epoch": epoch})
+        wandb.summary["best"] = 7.0
+        run.summary.update({"note": 1.0})
+        assert sorted(vars(run)) == before, (before, sorted(vars(run)))
+        run.finish()
+        run = wandb.init(reinit=True)     # a second run, as an agent's
+        wandb.log({"loss2": 9.0})       # (another name: one token here)
+        run.log({"loss2": 8.0})
+        wandb.finish()
+        '''
+
+    def every_way(self, before, api):
+        srv = FakeMetricsServer().start()
+        self.addCleanup(srv.stop)
+        code = "BEFORE = %r\n" % before + textwrap.dedent(self.EVERY_WAY)
+        out = os.path.join(self.dir, "%s-%s.jsonl" % (before, api))
+        p = self.trainer(code, srv, FAKE_WANDB_API=api, FAKE_WANDB_OUT=out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w = [rows(r) for r in self.runs_of(history(out))]
+        self.assertEqual(len(w), 2)
+        got = [(r["step"], k, v) for r in srv.records
+               for k, v in sorted(r.items()) if k not in ("step", "_timestamp")]
+        want = [(s, k, v) for run in w for (s, k), v in sorted(run.items())]
+        self.assertEqual(sorted(got), sorted(want))
+        self.assertEqual(len(got), len(want))  # each once
+        self.assertEqual(w[0][(3, "val/loss")], 3.0)  # W&B's step, not epoch
+        self.assertEqual(w[1], {(0, "loss2"): 9.0, (1, "loss2"): 8.0})
+
+    @staticmethod
+    def runs_of(records):
+        out = []
+        for r in records:
+            if "init" in r:
+                out.append([])
+            out[-1].append(r)
+        return out
+
+    def test_every_way_to_log_init_first(self):
+        for api in ("0.17", "latest"):
+            with self.subTest(api=api):
+                self.every_way(True, api)
+
+    def test_every_way_to_log_init_after(self):
+        for api in ("0.17", "latest"):
+            with self.subTest(api=api):
+                self.every_way(False, api)
+
+    def test_disabled_mode_reports_wandb_log(self):
+        for api, run_log in (("0.17", False), ("latest", True)):
+            with self.subTest(api=api):
+                srv = FakeMetricsServer().start()
+                self.addCleanup(srv.stop)
+                p = self.trainer('''
+                    import wandb, sweep
+                    sweep.mirror_wandb()
+                    run = wandb.init()
+                    wandb.log({"loss": 1.0})
+                    run.log({"loss": 2.0})
+                    run.finish()
+                    ''', srv, WANDB_MODE="disabled", FAKE_WANDB_API=api)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                want = [1.0, 2.0] if run_log else [1.0]
+                self.assertEqual(srv.values("loss"), want)
+                self.assertEqual("run.log is not" in p.stderr, not run_log)
 
     def test_log_before_init_still_raises_wandbs_error(self):
         srv = FakeMetricsServer().start()
@@ -335,11 +331,7 @@ class ThroughSweep(unittest.TestCase):
         if cls.python:
             p = pip_install(cls.python, PACKAGE)
             assert p.returncode == 0, p.stdout
-        lib = os.path.join(cls.dir, "lib")
-        os.makedirs(os.path.join(lib, "wandb"))
-        with open(os.path.join(lib, "wandb", "__init__.py"), "w") as f:
-            f.write(FAKE_WANDB)
-        cls.lib = lib
+        cls.lib = FAKE_SDK
 
     @classmethod
     def tearDownClass(cls):
@@ -388,7 +380,7 @@ class ThroughSweep(unittest.TestCase):
             self.assertEqual(init["init"], r["id"])
             self.assertEqual(init["sweep"], r["sweep_id"])
             self.assertEqual(init["config"], json.loads(r["params"]))
-            self.assertEqual(recs[-1], {"finish": r["id"]})
+            self.assertEqual(recs[-1]["finish"], r["id"])
             stored = {(m["step"], m["name"]): m["value"] for m in metrics
                       if m["run_id"] == r["id"] and m["name"] != "eval.acc"}
             self.assertEqual(stored, rows(recs), r["id"])
@@ -435,11 +427,58 @@ class ThroughSweep(unittest.TestCase):
         self.assertTrue(stopped, runs)
         for rid in stopped:
             recs = history(self.out % {"run": rid})
-            self.assertEqual(recs[-1], {"finish": rid})
+            self.assertEqual(recs[-1]["finish"], rid)
             self.assertLess(len(rows(recs)), 40 * 2)
             with open(os.path.join(self.home, "runs", rid,
                                    "stderr.log")) as f:
                 self.assertIn("was stopped by the sweep", f.read())
+
+    def docs_example(self):
+        """docs/clients.md's W&B trainer, as the diff shows it after."""
+        with open(os.path.join(ROOT, "docs", "clients.md")) as f:
+            text = f.read()
+        part = text[text.index("## Bring a W&B trainer"):]
+        block = part[part.index("```diff\n") + 8:]
+        block = block[:block.index("```")]
+        return "".join(line[1:] + "\n" for line in block.splitlines()
+                       if line[:1] in (" ", "+") or line == "")
+
+    def test_the_docs_w_and_b_example_as_shown(self):
+        # its W&B sweep file, with the trainer it names; run on both
+        # shapes of the SDK (wandb.teardown public or not), 2 workers
+        with open(os.path.join(self.work, "train.py"), "w") as f:
+            f.write(self.docs_example())
+        with open(os.path.join(self.work, "mymodel.py"), "w") as f:
+            f.write("def train_one_epoch(lr, name):\n"
+                    "    return lr * (2.0 if name == 'sgd' else 1.0)\n")
+        path = os.path.join(self.work, "sweep.yaml")
+        with open(path, "w") as f:
+            f.write("program: train.py\nmethod: grid\nparallel: 2\n"
+                    "metric: {name: loss, goal: minimize}\n"
+                    "parameters:\n  lr: {values: [0.1, 0.2]}\n"
+                    "  epochs: {value: 3}\n  optimizer:\n    parameters:\n"
+                    "      name: {values: [sgd, adam]}\n"
+                    "command: [%s, \"${program}\"]\n" % self.python)
+        for api in ("0.17", "latest"):
+            with self.subTest(api=api):
+                self.home = os.path.join(self.work, "home-" + api)
+                self.out = os.path.join(self.work, api + "-%(run)s.jsonl")
+                p = self.sweep("run", path, "--quiet", FAKE_WANDB_API=api)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                runs = self.query("SELECT id, params, state FROM runs")
+                self.assertEqual([r["state"] for r in runs], ["finished"] * 4)
+                metrics = self.query("SELECT run_id, step, name, value "
+                                     "FROM metrics")
+                for r in runs:
+                    cfg = json.loads(r["params"])
+                    recs = history(self.out % {"run": r["id"]})
+                    self.assertEqual(recs[0]["config"], cfg)  # its own
+                    want = cfg["lr"] * (2.0 if cfg["optimizer"]["name"] ==
+                                        "sgd" else 1.0)
+                    stored = {(m["step"], m["name"]): m["value"]
+                              for m in metrics if m["run_id"] == r["id"]}
+                    self.assertEqual(stored, rows(recs))
+                    self.assertEqual(stored[(2, "loss")], want)
 
 
 if __name__ == "__main__":

@@ -813,21 +813,34 @@ def _become(nxt):
             os.close(out)
     os.environ.update({str(k): str(v) for k, v in
                        (nxt.get("env") or {}).items()})
+    _reset_wandb()
+
+
+def _reset_wandb():
+    """Makes W&B's SDK, if imported, read its settings (WANDB_RUN_ID,
+    WANDB_SWEEP_PARAM_PATH) again at the next wandb.init(), as W&B's own
+    agent does between runs: its settings are read once per process
+    otherwise. wandb.teardown is public in the newest SDKs only;
+    wandb._teardown is the same function in every release from 0.15."""
     wandb = sys.modules.get("wandb")
-    teardown = getattr(wandb, "teardown", None)
-    if callable(teardown):  # W&B's SDK reads its settings again at init
+    teardown = getattr(wandb, "teardown", None) or getattr(
+        wandb, "_teardown", None)
+    if callable(teardown):
         try:
             teardown()
-        except Exception:
-            pass
+        except Exception as e:  # the next run matters more
+            sys.stderr.write("sweep: agent: wandb teardown failed: %s\n" % e)
 
 
 # ---- mirror_wandb: a W&B trainer, reporting -----------------------------------
 
 _mirror_lock = threading.RLock()
 _mirror_local = threading.local()
-_mirror_states = []
-_mirror_global = None
+_mirror_states = []      # every row, in the order made: flushed at exit
+_mirror_by_run = weakref.WeakKeyDictionary()  # Run -> _Mirror
+_mirror_by_id = {}       # id(run) -> (run, _Mirror), runs without weakrefs
+_mirror_global = None    # the row of logs made without a run
+_mirror_wrappers = set()  # the functions mirror_wandb made
 
 
 class _Mirror(object):
@@ -893,21 +906,26 @@ def _metric_number(value):
 
 
 def _mirror_state(run):
-    """The row of `run` (a wandb Run), or of the module's run without one."""
+    """The row of `run` (a wandb Run), or of the module's run without one.
+    Kept here, keyed by the run object, never on it: W&B's Run refuses
+    new attributes once wandb.init() returns (its __setattr__ raises)."""
     global _mirror_global
     with _mirror_lock:
-        state = getattr(run, "_sweep_mirror", None) if run is not None \
-            else None
+        if run is None:
+            if _mirror_global is None:
+                _mirror_global = _Mirror()
+                _mirror_states.append(_mirror_global)
+            return _mirror_global
+        try:
+            state = _mirror_by_run.get(run)
+        except TypeError:  # not weakly referable, or unhashable
+            state = _mirror_by_id.get(id(run), (None, None))[1]
         if state is None:
             state = _Mirror()
             try:
-                if run is None:
-                    raise AttributeError
-                setattr(run, "_sweep_mirror", state)
-            except (AttributeError, TypeError):
-                if _mirror_global is None:
-                    _mirror_global = state
-                state = _mirror_global
+                _mirror_by_run[run] = state
+            except TypeError:  # held, so that its id stays its own
+                _mirror_by_id[id(run)] = (run, state)
             _mirror_states.append(state)
         return state
 
@@ -959,14 +977,30 @@ def _mirror_stopped(wandb, run, stop):
     raise StopRun(run_id())
 
 
+def _ours(fn):
+    """Whether `fn` (a function, or a method bound to one) is a wrapper
+    mirror_wandb made."""
+    return getattr(fn, "__func__", fn) in _mirror_wrappers
+
+
+def _log_run(wandb, original, args, bound_run):
+    """The Run a wrapped log writes to, and the arguments after it."""
+    if bound_run:
+        return args[0], args[1:]
+    run = getattr(original, "__self__", None)  # wandb.log is run.log
+    if run is None or isinstance(run, type(sys)):
+        run = getattr(wandb, "run", None)
+    return run, args
+
+
 def _wrap_log(wandb, original, bound_run):
     """wandb.log (bound_run False) or Run.log (bound_run True), reporting
     each committed row to sweep too."""
+    import functools
+
+    @functools.wraps(original)
     def log(*args, **kwargs):
-        if bound_run:
-            run, rest = args[0], args[1:]
-        else:
-            run, rest = getattr(wandb, "run", None), args
+        run, rest = _log_run(wandb, original, args, bound_run)
         outer = not getattr(_mirror_local, "inside", False)
         _mirror_local.inside = True
         try:
@@ -986,25 +1020,86 @@ def _wrap_log(wandb, original, bound_run):
             if _mirror_stops[0]:
                 _mirror_stopped(wandb, run, stop)
         return result
-    log._sweep_mirror = True
-    log.__wrapped__ = original
-    log.__doc__ = getattr(original, "__doc__", None)
+    _mirror_wrappers.add(log)
     return log
 
 
 def _wrap_finish(wandb, original, bound_run):
     """Run.finish or wandb.finish: the row still open is reported first."""
+    import functools
+
+    @functools.wraps(original)
     def finish(*args, **kwargs):
-        run = args[0] if bound_run and args else getattr(wandb, "run", None)
+        run, _ = _log_run(wandb, original, args, bound_run and args)
         with _mirror_lock:
             _mirror_commit(_mirror_state(run))
         return original(*args, **kwargs)
-    finish._sweep_mirror = True
-    finish.__wrapped__ = original
+    _mirror_wrappers.add(finish)
     return finish
 
 
+def _wrap_init(wandb, original):
+    """wandb.init: the functions it binds on the module (wandb.log is the
+    new run's log) and the class of the run it returns are wrapped too."""
+    import functools
+
+    @functools.wraps(original)
+    def init(*args, **kwargs):
+        run = original(*args, **kwargs)
+        with _mirror_lock:
+            _mirror_patch(wandb, type(run) if run is not None else None)
+            if run is not None and "log" in getattr(run, "__dict__", {}):
+                _mirror_warn_own_log()
+        return run
+    _mirror_wrappers.add(init)
+    return init
+
+
 _mirror_stops = [True]
+_mirror_warned = []
+
+
+def _mirror_warn_own_log():
+    """W&B's disabled mode (before 0.20) gives its run a log of its own:
+    wandb.log is still mirrored, run.log cannot be."""
+    if not _mirror_warned:
+        _mirror_warned.append(True)
+        sys.stderr.write("sweep: mirror_wandb: this W&B run has a log() of "
+                         "its own (WANDB_MODE=disabled): wandb.log is "
+                         "reported, run.log is not; use WANDB_MODE=offline "
+                         "to report both\n")
+
+
+def _run_classes(wandb, extra):
+    """W&B's Run class (wandb.Run, or wandb.sdk.wandb_run.Run before 0.20)
+    and `extra` (the class of a run init returned) when it is one."""
+    found = []
+    for cls in (getattr(wandb, "Run", None),
+                getattr(getattr(getattr(wandb, "sdk", None), "wandb_run",
+                                None), "Run", None), extra):
+        if isinstance(cls, type) and cls not in found and \
+                callable(getattr(cls, "log", None)):
+            found.append(cls)
+    return found
+
+
+def _mirror_patch(wandb, extra=None):
+    """Wraps log and finish of the Run classes (a method set on the class,
+    never on a run) and the module's wandb.log / wandb.finish / wandb.init
+    as they are bound now. Under _mirror_lock."""
+    owners = [(cls, True) for cls in _run_classes(wandb, extra)]
+    for owner, bound in owners + [(wandb, False)]:
+        names = ("log", "finish") + (() if bound else ("init",))
+        for name in names:
+            fn = (vars(owner).get(name) if bound
+                  else getattr(owner, name, None))
+            if not callable(fn) or _ours(fn):
+                continue
+            if name == "init":
+                setattr(owner, name, _wrap_init(wandb, fn))
+            else:
+                wrap = _wrap_log if name == "log" else _wrap_finish
+                setattr(owner, name, wrap(wandb, fn, bound))
 
 
 def _mirror_at_exit():
@@ -1030,17 +1125,10 @@ def mirror_wandb(wandb=None, stop=True):
                               "install it, or pass the module")
     with _mirror_lock:
         _mirror_stops[0] = bool(stop)
-        run_cls = getattr(wandb, "Run", None)
-        if run_cls is None:  # older SDKs export it only from wandb.sdk
-            run_cls = getattr(getattr(getattr(wandb, "sdk", None),
-                                      "wandb_run", None), "Run", None)
-        for owner, bound in ((run_cls, True), (wandb, False)):
-            if owner is None or (bound and not isinstance(owner, type)):
-                continue
-            for name, wrap in (("log", _wrap_log), ("finish", _wrap_finish)):
-                fn = getattr(owner, name, None)
-                if callable(fn) and not getattr(fn, "_sweep_mirror", False):
-                    setattr(owner, name, wrap(wandb, fn, bound))
+        run = getattr(wandb, "run", None)
+        _mirror_patch(wandb, type(run) if run is not None else None)
+        if run is not None and "log" in getattr(run, "__dict__", {}):
+            _mirror_warn_own_log()
         if not getattr(_mirror_at_exit, "registered", False):
             atexit.register(_mirror_at_exit)
             _mirror_at_exit.registered = True
