@@ -10,16 +10,23 @@ loss after each.
   `parallel: 1`, the trials served by `sweep.agent` in one long-lived
   worker (imports and data paid once); `sweep run` is timed from its
   start.
+- sweep.run: the same study from a script, `sweep.run(config,
+  objective)` with its default long-lived workers, the script timed from
+  its start (its own imports included).
 
-Prints, in one run: each side's wall time, its best validation loss, the
+The three sides run interleaved, REPEATS times (3). Prints, in one run:
+each side's median wall time, its best validation loss, the
 trials pruned or stopped, and the ratio. Not a test: nothing is asserted.
 
-Usage: /usr/bin/python3 tests/bench/bench_optuna_agent.py [SWEEP [EPOCHS]]
+Usage: /usr/bin/python3 tests/bench/bench_optuna_agent.py [SWEEP [EPOCHS
+[REPEATS]]]
 (default: build/release/orchestrator/sweep, else build/debug, 10 epochs).
 Needs Debian's python3-optuna, python3-torch and python3-sklearn.
 """
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -114,6 +121,34 @@ def run(config):
 sweep.agent(run)
 """
 
+DRIVER = """
+import json, os, sys
+sys.path.insert(0, %r)
+import sweep
+""" + TRAIN + """
+EPOCHS = int(os.environ["BENCH_EPOCHS"])
+
+
+def objective(config):
+    train(config["lr"], config["hidden"], config["dropout"], EPOCHS,
+          lambda epoch, val: sweep.report(step=epoch, val_loss=val))
+
+
+if __name__ == "__main__":
+    sweep.run(json.loads(os.environ["BENCH_CONFIG"]), objective,
+              sweep_bin=os.environ["BENCH_SWEEP"], quiet=True)
+"""
+
+CONFIG = {
+    "method": "tpe", "run_cap": TRIALS, "parallel": 1, "seed": 1,
+    "metric": {"name": "val_loss", "goal": "minimize"},
+    "early_terminate": {"type": "median"},
+    "parameters": {
+        "lr": {"distribution": "log_uniform_values", "min": 0.0001,
+               "max": 0.1},
+        "hidden": {"values": [32, 64, 128]},
+        "dropout": {"min": 0.0, "max": 0.5}}}
+
 SWEEP_FILE = """method: tpe
 metric: {name: val_loss, goal: minimize}
 run_cap: %d
@@ -140,17 +175,26 @@ def optuna_side(d, epochs):
     return wall, float(words[1]), int(words[3])
 
 
-def sweep_side(binary, d, epochs):
+def sweep_side(binary, d, epochs, how):
+    """how: "agent" (`sweep run` of a sweep file whose program calls
+    sweep.agent) or "run" (a script calling sweep.run(config, objective),
+    timed from the script's start)."""
     with open(os.path.join(d, "worker.py"), "w") as f:
         f.write(WORKER % PACKAGE)
+    with open(os.path.join(d, "driver.py"), "w") as f:
+        f.write(DRIVER % PACKAGE)
     with open(os.path.join(d, "study.yaml"), "w") as f:
         f.write(SWEEP_FILE)
+    home = os.path.join(d, "home-" + how)
+    shutil.rmtree(home, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWEEP_")}
-    env.update(SWEEP_HOME=os.path.join(d, "home"), SWEEP_GIT="off",
-               BENCH_EPOCHS=str(epochs))
+    env.update(SWEEP_HOME=home, SWEEP_GIT="off", BENCH_EPOCHS=str(epochs),
+               BENCH_CONFIG=json.dumps(CONFIG), BENCH_SWEEP=binary)
+    argv = ([binary, "run", "study.yaml", "--quiet"] if how == "agent"
+            else [sys.executable, "driver.py"])
     t = time.monotonic()
-    subprocess.run([binary, "run", "study.yaml", "--quiet"], cwd=d, env=env,
-                   stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, cwd=d, env=env, stdout=subprocess.DEVNULL,
+                   check=True)
     wall = time.monotonic() - t
 
     def q(sql):
@@ -176,19 +220,36 @@ def main():
                 break
     binary = os.path.abspath(binary)
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     d = tempfile.mkdtemp(prefix="bench-optuna-agent-")
+    sides = {"optuna": [], "agent": [], "run": []}
     try:
-        ow, ob, op = optuna_side(d, epochs)
-        sw, sb, ss, sp = sweep_side(binary, d, epochs)
+        for i in range(repeats):  # interleaved: the load hits each alike
+            sides["optuna"].append(optuna_side(d, epochs))
+            sides["agent"].append(sweep_side(binary, d, epochs, "agent"))
+            sides["run"].append(sweep_side(binary, d, epochs, "run"))
+            print("repeat %d: Optuna %.1f s, sweep.agent %.1f s, sweep.run "
+                  "%.1f s" % (i + 1, sides["optuna"][i][0],
+                              sides["agent"][i][0], sides["run"][i][0]),
+                  flush=True)
     finally:
         shutil.rmtree(d)
+
+    def med(side, k):
+        return statistics.median(r[k] for r in sides[side])
+    ow = med("optuna", 0)
     print("%d trials, TPE + the median rule, %d epochs of an MLP on digits,"
-          " one at a time:" % (TRIALS, epochs))
+          " one at a time (medians of %d interleaved repeats):"
+          % (TRIALS, epochs, repeats))
     print("  Optuna in-process (reference)  %6.1f s  best val_loss %.4f  "
-          "%2d pruned" % (ow, ob, op))
-    print("  sweep, sweep.agent             %6.1f s  best val_loss %.4f  "
-          "%2d stopped  %d worker process(es)  (%.2fx Optuna's time)"
-          % (sw, sb, ss, sp, sw / ow))
+          "%4.1f pruned" % (ow, med("optuna", 1), med("optuna", 2)))
+    for side, label in (("agent", "sweep, sweep.agent          "),
+                        ("run", "sweep, sweep.run(objective) ")):
+        sw = med(side, 0)
+        print("  %s   %6.1f s  best val_loss %.4f  %4.1f stopped  %d worker "
+              "process(es)  (%.2fx Optuna's time)"
+              % (label, sw, med(side, 1), med(side, 2), med(side, 3),
+                 sw / ow))
 
 
 if __name__ == "__main__":
