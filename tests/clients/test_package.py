@@ -9,6 +9,7 @@ Run: /usr/bin/python3 tests/clients/test_package.py (CTest: clients.package).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -223,14 +224,16 @@ def local(config):  # the script's own: found by its path
 if __name__ == "__main__":
     which = sys.argv[1]
     fn = {"main": local, "module": objectives.as_dict,
-          "reports": objectives.reports}[which]
+          "reports": objectives.reports, "pids": objectives.pids,
+          "once": objectives.pids, "slow": objectives.slow}[which]
     res = sweep.run(CONFIG, fn, parallel=2, home="home", sweep_bin=BIN,
-                    quiet=True, seed=3)
+                    quiet=True, seed=3, workers=which != "once")
     print("RESULT " + json.dumps({"id": res.id, "best": res.best,
                                   "runs": res.runs}))
 """
 
 OBJECTIVES = """
+import os, time
 import sweep
 
 
@@ -241,6 +244,17 @@ def as_dict(config):
 def reports(config):
     for step in range(3):
         sweep.report(step=step, loss=config["x"] * (3 - step))
+
+
+def pids(config):
+    return {"loss": float(config["x"]), "pid": os.getpid()}
+
+
+def slow(config):  # a second a trial; says when the first one started
+    open("started", "a").close()
+    for step in range(4):
+        time.sleep(0.25)
+        sweep.report(step=step, loss=config["x"] * (4 - step))
 """
 
 CONFIG = {"method": "grid", "metric": {"name": "loss", "goal": "minimize"},
@@ -309,6 +323,71 @@ class RunFromPython(unittest.TestCase):
         res = self.drive("reports")
         self.assertEqual(sorted(r["value"] for r in res["runs"]),
                          [1, 1, 2, 2, 3, 3, 4, 4])  # the last report's
+
+    def test_trials_are_served_by_long_lived_workers(self):
+        # parallel 2: two worker processes serve the eight trials, or,
+        # with workers=False, a process each
+        for which, most in (("pids", 2), ("once", 8)):
+            res = self.drive(which)
+            self.assertEqual({r["state"] for r in res["runs"]}, {"finished"})
+            self.assertEqual(len(res["runs"]), 8)
+            p = subprocess.run([SW_BIN, "query", "SELECT DISTINCT value FROM "
+                                "metrics WHERE name = 'pid' AND run_id LIKE '"
+                                + res["id"] + "-%'", "--json"],
+                               env=dict(os.environ, SWEEP_HOME=os.path.join(
+                                   self.work, "home")),
+                               stdout=subprocess.PIPE, universal_newlines=True)
+            pids = p.stdout.splitlines()
+            self.assertLessEqual(len(pids), most, which)
+            self.assertGreaterEqual(len(pids), 1 if most == 2 else 8)
+
+    def test_ctrl_c_leaves_it_resumable_and_the_script_resumes_it(self):
+        # the script's process group gets SIGINT, as a terminal's Ctrl-C
+        # sends it; the trials take a second each, the sweep eight
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("SWEEP_") and k != "PYTHONPATH"}
+        with open(os.path.join(self.work, "err"), "w") as err:
+            p = subprocess.Popen(
+                [self.python, "driver.py", "slow"], cwd=self.work, env=env,
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                 signal.SIG_DFL))
+            try:
+                started = os.path.join(self.work, "started")
+                deadline = time.monotonic() + 120  # a loaded machine
+                while not os.path.exists(started) and \
+                        time.monotonic() < deadline and p.poll() is None:
+                    time.sleep(0.05)
+                self.assertTrue(os.path.exists(started))
+                time.sleep(0.3)
+                os.killpg(p.pid, signal.SIGINT)
+                rc = p.wait(timeout=120)
+            finally:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+        with open(os.path.join(self.work, "err")) as f:
+            text = f.read()
+        self.assertEqual(rc, 130, text)
+        self.assertNotIn("Traceback", text)
+        said = [l for l in text.splitlines() if "interrupted" in l]
+        self.assertEqual(len(said), 1, text)
+        self.assertIn("run the script again to resume it", said[0])
+        home = dict(os.environ, SWEEP_HOME=os.path.join(self.work, "home"))
+        q = subprocess.run([SW_BIN, "query", "SELECT id, state FROM sweeps",
+                            "--json"], env=home, stdout=subprocess.PIPE,
+                           universal_newlines=True)
+        first = [json.loads(l) for l in q.stdout.splitlines()]
+        self.assertEqual([s["state"] for s in first], ["interrupted"])
+        # the same script again: that sweep resumed, to its end
+        res = self.drive("slow")
+        self.assertEqual(res["id"], first[0]["id"])
+        self.assertEqual(len(res["runs"]), 8)
+        self.assertEqual({r["state"] for r in res["runs"]}, {"finished"})
+        q = subprocess.run([SW_BIN, "query", "SELECT count(*) AS n FROM "
+                            "sweeps", "--json"], env=home,
+                           stdout=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(json.loads(q.stdout)["n"], 1)
 
     def test_bad_calls_are_refused_before_anything_runs(self):
         home = os.path.join(self.work, "nothing")

@@ -87,6 +87,7 @@ __all__ = [
     "MetricsRejected",
     "StopRun",
     "SweepFailed",
+    "SweepInterrupted",
     "SweepResult",
     "agent",
     "checkpoint_dir",
@@ -1213,20 +1214,28 @@ def _load_objective(ref):
     return fn
 
 
-def _serve_objective(ref, metric):
-    """A trial of sweep.run(): objective(params()); a number it returns is
-    reported as `metric`, a dict as its metrics, None as nothing (it
-    reported itself)."""
+def _serve_objective(ref, metric, once=False):
+    """The trials of sweep.run(): a long-lived worker (sweep.agent) that
+    calls objective(params()) for run after run (once: for this run only);
+    a number it returns is reported as `metric`, a dict as its metrics,
+    None as nothing (it reported itself)."""
     fn = _load_objective(ref)
-    try:
-        result = fn(params())
-    except StopRun:
-        result = None
-    if isinstance(result, dict):
-        report(**result)
-    elif result is not None:
-        report(**{metric: _number(metric, result)})
-    flush(_client()._exit_timeout)
+
+    def trial(config):
+        try:
+            result = fn(config)
+        except StopRun:
+            result = None
+        if isinstance(result, dict):
+            report(**result)
+        elif result is not None:
+            report(**{metric: _number(metric, result)})
+
+    if once:
+        trial(params())
+        flush(_client()._exit_timeout)
+    else:
+        agent(trial)
     return 0
 
 
@@ -1267,7 +1276,7 @@ def _prepend_path(env, folder):
 
 
 def run(config, objective=None, parallel=None, home=None, sweep_bin=None,
-        **options):
+        workers=True, resume=True, **options):
     """Runs a sweep to its end with the `sweep` binary (on PATH, or
     `sweep_bin`) and returns a SweepResult. `config`: a sweep file's
     contents (a dict, W&B's format) or the path of one. `objective`: a
@@ -1276,11 +1285,17 @@ def run(config, objective=None, parallel=None, home=None, sweep_bin=None,
     it, the config's own program or command runs. `parallel`: trials at
     once; `home`: the sweep home (default $SWEEP_HOME, else ./.sweep);
     options: seed, name, backend, gpus, listen, quiet, as `sweep run`
-    takes them. SweepFailed when `sweep run` fails (an invalid config: its
-    problems, returncode 2)."""
+    takes them. workers: the trials are served by long-lived worker
+    processes (`parallel` of them, each calling objective for run after
+    run, as sweep.agent does); False: a process per trial. resume: a
+    sweep this same call started before (the same config, folder, home,
+    name and seed) and left unfinished (Ctrl-C, a crash) is resumed, not
+    started again; False: always a new sweep. SweepFailed when `sweep
+    run` fails (an invalid config: its problems, returncode 2);
+    SweepInterrupted (a SystemExit, status 130) after Ctrl-C, the sweep
+    left resumable."""
     import re
     import shutil
-    import subprocess
     import tempfile
     if run_id():
         raise RuntimeError("sweep.run() inside a trial of sweep %s: guard "
@@ -1320,6 +1335,8 @@ def run(config, objective=None, parallel=None, home=None, sweep_bin=None,
                     if isinstance(config.get("metric"), dict) else None
                 config["command"] = [sys.executable, "-m", "sweep",
                                      "objective", ref, metric or "objective"]
+                if not workers:
+                    config["command"].append("--once")
                 _prepend_path(env, root)
                 _prepend_path(env, os.path.dirname(os.path.abspath(
                     __file__)))
@@ -1331,48 +1348,145 @@ def run(config, objective=None, parallel=None, home=None, sweep_bin=None,
             raise ValueError("sweep.run(): with a sweep file that is not "
                              "JSON, the file's own command runs: pass no "
                              "objective")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
         args = [binary] + _run_args(path, parallel, options)
-        sweep_id, err = None, []
+        sweep_id = _resumable(binary, env, text, options) if resume else None
+        if sweep_id is not None:
+            args = [binary] + _resume_args(sweep_id, parallel, options)
         # the config's file is ours and goes: its messages name it `config`
-        ours = tmp + os.sep
-
-        def pump_err(stream):
-            for line in stream:
-                line = line.replace(ours, "config:")
-                err.append(line)
-                sys.stderr.write(line)
-        with subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE,
-                              universal_newlines=True) as proc:
-            t = threading.Thread(target=pump_err, args=(proc.stderr,),
-                                 daemon=True)
-            t.start()
-            for line in proc.stdout:
-                sys.stdout.write(line.replace(ours, "config:"))
-                m = re.match(r"sweep ([0-9a-f]+):", line)
-                if m and sweep_id is None:
-                    sweep_id = m.group(1)
-            proc.wait()
-            t.join()
+        code, sweep_id, err, interrupted = _drive(args, env, tmp + os.sep,
+                                                  sweep_id)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if proc.returncode != 0 or sweep_id is None:
-        raise SweepFailed("sweep run failed (exit %d): %s"
-                          % (proc.returncode, "".join(err[-20:]).strip()),
-                          proc.returncode, sweep_id)
+    if interrupted and code == 130 and sweep_id is not None:
+        sys.stderr.write("sweep %s interrupted: run the script again to "
+                         "resume it (or `sweep resume %s`)\n"
+                         % (sweep_id, sweep_id))
+        raise SweepInterrupted(sweep_id, env.get("SWEEP_HOME") or
+                               os.path.abspath(".sweep"))
+    if code != 0 or sweep_id is None:
+        raise SweepFailed("sweep %s failed (exit %d): %s"
+                          % (args[1], code, "".join(err[-20:]).strip()),
+                          code, sweep_id)
     runs = _sweep_json(binary, env, "ls", sweep_id, "--json") or []
     best = _sweep_json(binary, env, "best", sweep_id, "--top", "1", "--json")
     return SweepResult(sweep_id, runs, best[0] if best else None,
                        env.get("SWEEP_HOME") or os.path.abspath(".sweep"))
 
 
+class SweepInterrupted(SystemExit):
+    """sweep.run() was interrupted (Ctrl-C): the sweep `sweep_id` is left
+    `interrupted`, as `sweep run` leaves it, and the same sweep.run() call
+    resumes it. A SystemExit with status 130, so an uncaught one ends the
+    script with one line and no traceback."""
+
+    def __init__(self, sweep_id, home):
+        SystemExit.__init__(self, 130)
+        self.sweep_id = sweep_id
+        self.home = home
+
+
+def _resumable(binary, env, text, options):
+    """The id of the sweep this sweep.run() call started before and that
+    was left unfinished (interrupted, or running when its `sweep` died):
+    the same config, from the same folder, with the same name and seed
+    when given; None when there is none (or no store yet)."""
+    rows = _sweep_json(binary, env, "query",
+                       "SELECT id, name, seed, cwd, config FROM sweeps "
+                       "WHERE state IN ('interrupted', 'running') "
+                       "ORDER BY created_at DESC", "--json") or []
+    for row in rows:
+        if row.get("config") != text or row.get("cwd") != os.getcwd():
+            continue
+        if options.get("name") is not None and \
+                row.get("name") != str(options["name"]):
+            continue
+        if options.get("seed") is not None and \
+                str(row.get("seed")) != str(options["seed"]):
+            continue
+        return row.get("id")
+    return None
+
+
+def _resume_args(sweep_id, parallel, options):
+    """`sweep resume` with what of sweep.run()'s options it takes (the
+    sweep keeps its seed, name and backend)."""
+    args = ["resume", sweep_id]
+    if parallel is not None:
+        args += ["--parallel", str(int(parallel))]
+    for key in ("gpus", "listen"):
+        if options.get(key) is not None:
+            args += [_RUN_OPTIONS[key], str(options[key])]
+    if options.get("quiet"):
+        args.append("--quiet")
+    return args
+
+
+def _drive(args, env, ours, sweep_id):
+    """Runs `sweep run` or `sweep resume` (args), its output on ours with
+    our temporary folder named `config:`; returns (exit status, sweep id,
+    stderr lines, interrupted). In the main thread, Ctrl-C is passed on
+    to it once per press, as a terminal passes it to `sweep run` (one
+    press: no new trials, the running ones finish, the sweep is left
+    interrupted; a second: they are stopped), and its exit is awaited."""
+    import re
+    import subprocess
+    err, interrupted = [], []
+    main = threading.current_thread() is threading.main_thread()
+
+    def pump_err(stream):
+        for line in stream:
+            line = line.replace(ours, "config:")
+            err.append(line)
+            if interrupted and re.match(r"sweep \w+: sweep [0-9a-f]+ "
+                                        r"interrupted", line):
+                continue  # said once, below, in the package's words
+            sys.stderr.write(line)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True,
+                            start_new_session=main)
+    old = None
+
+    def on_int(signum, frame):
+        interrupted.append(True)
+        try:
+            proc.send_signal(signal.SIGINT)
+        except OSError:
+            pass
+    if main:
+        old = signal.signal(signal.SIGINT, on_int)
+    try:
+        t = threading.Thread(target=pump_err, args=(proc.stderr,),
+                             daemon=True)
+        t.start()
+        for line in proc.stdout:
+            sys.stdout.write(line.replace(ours, "config:"))
+            m = re.match(r"sweep ([0-9a-f]+):", line)
+            if m and sweep_id is None:
+                sweep_id = m.group(1)
+        proc.wait()
+        t.join()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+        if proc.poll() is None:  # an exception of ours: don't leave it
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    return proc.returncode, sweep_id, err, bool(interrupted)
+
+
 def _main(argv):
-    """python -m sweep objective REF METRIC: a trial of sweep.run()."""
-    if len(argv) == 3 and argv[0] == "objective":
+    """python -m sweep objective REF METRIC [--once]: the worker (or with
+    --once, the one trial) of sweep.run()."""
+    if len(argv) in (3, 4) and argv[0] == "objective" and \
+            argv[3:] in ([], ["--once"]):
         import sweep as module  # one copy of the client, not __main__'s
-        return module._serve_objective(argv[1], argv[2])
+        return module._serve_objective(argv[1], argv[2], once=len(argv) == 4)
     sys.stderr.write("usage: python -m sweep objective MODULE:FUNCTION "
-                     "METRIC (what sweep.run() gives its trials)\n")
+                     "METRIC [--once] (what sweep.run() gives its trials)\n")
     return 2
 
 
