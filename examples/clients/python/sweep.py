@@ -3,9 +3,11 @@
 Install it into any interpreter or venv from a checkout (offline: it has
 no dependencies, and builds with the backend beside it):
 
-    pip install examples/clients/python
+    python3 -m venv .venv && .venv/bin/pip install examples/clients/python
 
-or copy this one file next to your trainer. Then, in a trial that
+(Debian's own python3 refuses a plain pip install, PEP 668: README.md
+beside this file says what works), or put this folder on PYTHONPATH, or
+copy this one file next to your trainer. Then, in a trial that
 `sweep run` started:
 
     import sweep
