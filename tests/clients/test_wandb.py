@@ -226,7 +226,8 @@ class Mirror(unittest.TestCase):
         w = [rows(r) for r in self.runs_of(history(out))]
         self.assertEqual(len(w), 2)
         got = [(r["step"], k, v) for r in srv.records
-               for k, v in sorted(r.items()) if k not in ("step", "_timestamp")]
+               for k, v in sorted(r.items())
+               if k not in ("step", "_timestamp")]
         want = [(s, k, v) for run in w for (s, k), v in sorted(run.items())]
         self.assertEqual(sorted(got), sorted(want))
         self.assertEqual(len(got), len(want))  # each once

@@ -20,9 +20,10 @@ copy this one file next to your trainer. Then, in a trial that
             break                            # the sweep stopped this run
 
 A whole sweep from Python: `sweep.run(config, objective, parallel=4)`
-drives the `sweep` binary, each trial calling objective(params). A
-long-lived worker, `sweep.agent(train)`, serves run after run in one
-process (docs/clients.md, "Long-lived workers").
+drives the `sweep` binary, 4 long-lived workers calling objective(params)
+for run after run; after Ctrl-C, the same call resumes the sweep. A
+long-lived worker of your own, `sweep.agent(train)`, serves run after run
+in one process (docs/clients.md, "Long-lived workers").
 
 A W&B trainer needs one line after `import wandb`: `sweep.mirror_wandb()`
 (every wandb.log is reported too, and the run ends when the sweep stops
