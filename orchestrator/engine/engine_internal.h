@@ -606,10 +606,11 @@ void sw_engine__suggest(sw_engine *e);
 void sw_engine__read_size(sw_engine *e);
 void sw_engine__tell_search(sw_engine *e, const sw_run_rec *r, bool ended);
 
-/* resume.c: replays the store's runs of the sweep into the engine;
- * whether a run failed because its last attempt was lost, and whether
- * the sweep has such runs (a finished sweep with some is resumed). */
-int sw_engine__restore(sw_engine *e);
+/* resume.c: replays the store's runs of the sweep into the engine (and
+ * counts those that go again in *rerun); whether a run failed because its last
+ * attempt was lost, and whether the sweep has such runs (a finished sweep with
+ * some is resumed). */
+int sw_engine__restore(sw_engine *e, size_t *rerun);
 bool sw_engine__was_lost(const sw_run_rec *r);
 bool sw_engine__has_lost_runs(sw_engine *e);
 

@@ -1336,8 +1336,24 @@ static void tail_all(sw_engine *e)
     }
 }
 
+/* The sweep's state (as it resumes, as it ends), recorded, then told;
+ * e->sweep.state follows. */
+static int set_sweep_state(sw_engine *e, sw_sweep_state state, double ended_at)
+{
+    sw_event ev = {.kind = SW_EV_SWEEP, .sweep_state = state};
+    int error = sw_store_set_sweep_state(e->st, e->sweep.id,
+                                         sw_sweep_state_name(state), ended_at);
+
+    if (error)
+        return error;
+    free(e->sweep.state);
+    e->sweep.state = sw_strdup(sw_sweep_state_name(state));
+    return sw_engine__emit(e, &ev);
+}
+
 int sw_engine__begin(sw_engine *e)
 {
+    size_t rerun = 0;
     int error;
 
     e->t0 = now_mono(e);
@@ -1345,11 +1361,25 @@ int sw_engine__begin(sw_engine *e)
     sw_engine__read_size(e);
     error = sw_engine__make_stopper(e);
     if (!error && e->resuming)
-        error = sw_engine__restore(e);
+        error = sw_engine__restore(e, &rerun);
+    /* an interrupted or failed sweep is running again while it resumes:
+     * `sweep ls` and its dashboard say so */
+    if (!error && e->resuming &&
+        !sw_sweep_state_is(e->sweep.state, SW_SWEEP_RUNNING))
+        error = set_sweep_state(e, SW_SWEEP_RUNNING, 0);
     if (!error)
         error = sw_engine__budget_load(e);
-    if (!error && e->serve && !e->server)
-        error = sw_engine__start_server(e, e->listen);
+    /* a resumed sweep's server starts here, once its adopted attempts
+     * are known (their tokens, their port): its URL is said at once,
+     * before any trial is launched, as `sweep run` says it */
+    if (!error && e->serve && !e->server &&
+        (error = sw_engine__start_server(e, e->listen)) == SW_OK)
+        sw_engine__say_dashboard(e);
+    if (!error && rerun)
+        sw_engine__notice(e, SW_NOTICE_INFO,
+                          "sweep %s: %zu interrupted, lost or failed runs go "
+                          "again",
+                          e->sweep.id, rerun);
     if (!error)
         sw_engine__warn_loopback(e);
     return sw_engine__fatal(e, error);
@@ -1427,16 +1457,6 @@ double sw_engine__next_wake(sw_engine *e)
     if (e->tty)
         consider(&w, e->last_progress + 0.25); /* progress.c's redraw */
     return w;
-}
-
-/* The sweep's state as it ends, recorded, then told. */
-static int set_sweep_state(sw_engine *e, sw_sweep_state state, double ended_at)
-{
-    sw_event ev = {.kind = SW_EV_SWEEP, .sweep_state = state};
-    int error = sw_store_set_sweep_state(e->st, e->sweep.id,
-                                         sw_sweep_state_name(state), ended_at);
-
-    return error ? error : sw_engine__emit(e, &ev);
 }
 
 int sw_engine__end(sw_engine *e)

@@ -112,8 +112,10 @@ bool sw_engine__has_lost_runs(sw_engine *e)
 }
 
 /* Resume: the store's runs, replayed into the counts, the search (so it
- * goes on from where it was, knowing every result) and the slots. */
-int sw_engine__restore(sw_engine *e)
+ * goes on from where it was, knowing every result) and the slots;
+ * *rerun is how many of them go again (said by the caller, after the
+ * dashboard's line). */
+int sw_engine__restore(sw_engine *e, size_t *rerun_out)
 {
     sw_run_rec *runs = NULL, *r;
     size_t i, n = 0, rerun = 0;
@@ -150,10 +152,6 @@ int sw_engine__restore(sw_engine *e)
         sw_run_rec_dispose(r);
     }
     free(runs);
-    if (rerun)
-        sw_engine__notice(e, SW_NOTICE_INFO,
-                          "sweep %s: %zu interrupted, lost or failed runs go "
-                          "again",
-                          e->sweep.id, rerun);
+    *rerun_out = rerun;
     return error;
 }

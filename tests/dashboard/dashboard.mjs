@@ -1,5 +1,5 @@
 // dashboard.mjs - one phase of test_dashboard.sh in headless chromium.
-//   node dashboard.mjs live|busy|ended|big URL ARTEFACT_DIR [OTHER_SWEEP]
+//   node dashboard.mjs live|resumed|busy|ended|big URL ARTEFACT_DIR [OTHER_SWEEP]
 // Exits non-zero, saying why, when the page does not do what
 // docs/dashboard.md promises; saves a screenshot of each page; appends
 // what it measured to ARTEFACT_DIR/figures.txt.
@@ -91,6 +91,19 @@ try {
     const states = await page.$$eval('#runs tbody tr', (t) => Object.fromEntries(t.map((x) => [x.dataset.run, x.dataset.state])));
     writeFileSync(`${art}/live-states.json`, JSON.stringify(states));
     await page.screenshot({ path: `${art}/live-ended.png`, fullPage: true });
+  } else if (mode === 'resumed') {
+    // the URL `sweep resume` printed, opened while the resumed sweep runs
+    const id = url.split('#/sweep/')[1];
+    const state0 = await page.textContent('#sweep-state');
+    check(state0 === 'running', `the resumed sweep's page says "${state0}", not running`);
+    const want = (await api(`sweeps/${id}/runs`)).runs.length;
+    await until('every run in the table', async () => (await rows()) === want);
+    const done0 = await page.locator('#runs tbody tr[data-state="finished"]').count();
+    check(done0 >= 2, `the runs finished before the interrupt are not in the table: ${done0} finished`);
+    await until('a resumed run running', async () => (await page.locator('#runs tbody tr[data-state="running"]').count()) > 0);
+    await page.screenshot({ path: `${art}/resumed.png`, fullPage: true });
+    await until('the resumed sweep to end', async () => (await page.textContent('#sweep-state')) !== 'running', 120000);
+    figures(`resumed: the URL sweep resume printed served ${want} runs while it ran, ${done0} finished before the interrupt`);
   } else if (mode === 'busy') {
     // responsiveness while 64 trials report: timer lag in the page
     await until('64 running', async () => (await page.locator('#runs tbody tr[data-state="running"]').count()) >= 32, 30000);

@@ -99,6 +99,56 @@ node "$here/dashboard.mjs" busy "$url" "$art"
 wait "$many_pid" || { echo "test_dashboard: the 64-trial sweep failed" >&2; cat "$work/many.out" >&2; exit 1; }
 many_id=$(echo "$url" | sed 's|.*#/sweep/||')
 
+echo "== an interrupted sweep, resumed: its dashboard line at once"
+# One Ctrl-C while two trials run: the sweep waits for them and ends
+# interrupted. `sweep resume` must say its URL before it launches a
+# trial: each trial it starts looks for the line in resume.out (sweep
+# flushes each line it says) and writes to `early` if it is not there.
+cat >"$work/slow.sh" <<SLOW
+#!/bin/sh
+if [ -e "$work/resume.out" ] && ! grep -q '^dashboard: ' "$work/resume.out"; then
+  echo "\$SWEEP_RUN_ID started before the dashboard line" >>"$work/early"
+fi
+exec "$work/trial.sh" "\$@"
+SLOW
+chmod +x "$work/slow.sh"
+cat >"$work/again.yaml" <<YAML
+name: again
+method: grid
+parallel: 2
+metric: {name: loss, goal: minimize}
+command: [$work/slow.sh, "\${args}"]
+parameters:
+  x: {values: [2, 1, 3, 0, 4, 5]}
+  steps: {value: 16}
+  sleep: {value: 0.5}
+YAML
+(cd "$work" && exec "$sweep" run again.yaml --listen 127.0.0.1:0 >"$work/again.out" 2>&1) &
+pids+=($!)
+again_pid=$!
+again_id=$(url_of "$work/again.out" | sed 's|.*#/sweep/||')
+running() {
+  /usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs where sweep_id = ? and state = ?", (sys.argv[2], "running")).fetchone()[0])' \
+    "$SWEEP_HOME/sweep.db" "$again_id" 2>/dev/null || echo 0
+}
+for i in $(seq 1 300); do [ "$(running)" = 2 ] && break; sleep 0.1; done
+[ "$(running)" = 2 ] || { echo "test_dashboard: sweep $again_id never ran two trials" >&2; cat "$work/again.out" >&2; exit 1; }
+kill -INT "$again_pid"
+rc=0; wait "$again_pid" || rc=$?
+[ "$rc" = 130 ] || { echo "test_dashboard: the interrupted sweep exited $rc, not 130" >&2; cat "$work/again.out" >&2; exit 1; }
+grep -q "sweep resume $again_id" "$work/again.out" || { echo "test_dashboard: no resume hint" >&2; cat "$work/again.out" >&2; exit 1; }
+(cd "$work" && exec "$sweep" resume "$again_id" --listen 127.0.0.1:0 >"$work/resume.out" 2>&1) &
+pids+=($!)
+resume_pid=$!
+url=$(url_of "$work/resume.out")
+# its first lines: what it resumes (`sweep ID: ...`), then where to look
+awk '/^dashboard: /{exit 0} !/^sweep /{exit 1}' "$work/resume.out" \
+  || { echo "test_dashboard: resume said other things before its dashboard line:" >&2; cat "$work/resume.out" >&2; exit 1; }
+[ "$(echo "$url" | sed 's|.*#/sweep/||')" = "$again_id" ] || { echo "test_dashboard: resume printed $url" >&2; exit 1; }
+node "$here/dashboard.mjs" resumed "$url" "$art"
+wait "$resume_pid" || { echo "test_dashboard: sweep resume failed" >&2; cat "$work/resume.out" >&2; exit 1; }
+[ ! -e "$work/early" ] || { echo "test_dashboard: trials started before the URL was said:" >&2; cat "$work/early" >&2; exit 1; }
+
 echo "== sweep ui: the ended sweep, the list, two side by side"
 "$sweep" tag "$sweep_id-1" baseline "lr sweep" >/dev/null
 "$sweep" note "$sweep_id-1" "kept for the paper
