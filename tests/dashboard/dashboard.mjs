@@ -14,7 +14,8 @@ const figures = (line) => { console.log(line); appendFileSync(`${art}/figures.tx
 function check(ok, what) { if (!ok) throw new Error(what); }
 
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
+const WIDE = { width: 1280, height: 1400 }, NARROW = { width: 420, height: 900 };
+const page = await browser.newPage({ viewport: WIDE });
 const errors = [];
 page.on('pageerror', (e) => errors.push(e.message));
 
@@ -33,6 +34,37 @@ async function api(path) {
 }
 async function values() {
   return page.$$eval('#runs tbody td[data-col="value"]', (tds) => tds.map((t) => t.textContent).filter((t) => t !== '').map(Number));
+}
+// At `size`, the page is no wider than the window (tables scroll in
+// their own box, charts fit): what the page measures, and a screenshot.
+async function fits(what, size, shot) {
+  await page.setViewportSize(size);
+  await page.waitForTimeout(600); // the page redraws its charts 200 ms after a resize
+  const m = await page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const over = [...document.querySelectorAll('svg, canvas, table, .scroll, .panel, header, h2, #sweep-status')]
+      .filter((el) => !el.closest('.scroll, .scroll-x, .report') || el.matches('.scroll, .scroll-x'))
+      .filter((el) => el.getBoundingClientRect().right > w + 1)
+      .map((el) => el.id || el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? '.' + el.className : ''));
+    return { w, scroll: document.documentElement.scrollWidth, over };
+  });
+  if (shot) await page.screenshot({ path: `${art}/${shot}`, fullPage: true });
+  check(m.scroll <= m.w && m.over.length === 0,
+    `${what} at ${size.width} px: the page is ${m.scroll} px wide in a ${m.w} px window; past its edge: ${m.over.join(', ')}`);
+  return m;
+}
+// The page says its sweep ended, and when, as a state, not an error.
+async function saysEnded(what, endedAt) {
+  const live = await page.textContent('#live-text');
+  check(live.startsWith('ended '), `${what}: the header says "${live}", not that the sweep ended`);
+  const at = Number(await page.getAttribute('#live', 'data-ended-at'));
+  if (endedAt != null) check(Math.abs(at - endedAt) < 1e-3, `${what}: the header's end ${at} is not the store's ${endedAt}`);
+  check(at > 0, `${what}: no end time in the header`);
+  check(await page.getAttribute('#sweep-status', 'data-status') === 'ended', `${what}: the status is not "ended"`);
+  const text = await page.evaluate(() => document.body.innerText);
+  check(!/failed to fetch|does not answer/i.test(text) && (await page.locator('.error').count()) === 0,
+    `${what}: the page shows an error: ${text.match(/.*(fetch|answer).*/i)}`);
+  return text;
 }
 const sorted = (a, dir) => a.every((v, i) => i === 0 || (dir > 0 ? a[i - 1] <= v : a[i - 1] >= v));
 
@@ -67,6 +99,8 @@ try {
     const first = await rows();
     const state0 = await page.getAttribute('#runs tbody tr', 'data-state');
     check(first >= 1 && state0, 'rows carry data-state');
+    // the page is up: the trials, waiting for this file, go on
+    if (process.env.DASH_GATE) writeFileSync(process.env.DASH_GATE, '');
     // rows appear as runs start
     await until('more rows', async () => (await rows()) > first);
     // curves grow as values arrive (some curve: a run may be stopped,
@@ -86,6 +120,7 @@ try {
     figures(`live: ${first} rows at load, curve of ${running.id} grew past ${running.n} points, ${stop.run} marked at step ${stop.at}`);
     await until('the sweep to end', async () => (await page.textContent('#sweep-state')) !== 'running', 90000);
     await page.waitForTimeout(1500);
+    await saysEnded('the live page left open', null);
     // the server went with the sweep: what the page last heard must be
     // what the store holds (test_dashboard.sh compares the two)
     const states = await page.$$eval('#runs tbody tr', (t) => Object.fromEntries(t.map((x) => [x.dataset.run, x.dataset.state])));
@@ -101,9 +136,27 @@ try {
     const done0 = await page.locator('#runs tbody tr[data-state="finished"]').count();
     check(done0 >= 2, `the runs finished before the interrupt are not in the table: ${done0} finished`);
     await until('a resumed run running', async () => (await page.locator('#runs tbody tr[data-state="running"]').count()) > 0);
+    check((await page.textContent('#live-text')) === 'live', `the resumed sweep's page is not live: "${await page.textContent('#live-text')}"`);
     await page.screenshot({ path: `${art}/resumed.png`, fullPage: true });
+    await fits('the live sweep page', NARROW, 'resumed-420.png');
+    await page.setViewportSize(WIDE);
+    if (process.env.DASH_GATE) writeFileSync(process.env.DASH_GATE, ''); // the trials go on
+    // left open as the sweep ends: its server goes with it; the page
+    // keeps the last data and says the sweep ended, not "Failed to fetch"
+    let streams = 0;
+    page.on('request', (r) => { if (r.url().includes('/api/v1/events')) streams++; });
     await until('the resumed sweep to end', async () => (await page.textContent('#sweep-state')) !== 'running', 120000);
-    figures(`resumed: the URL sweep resume printed served ${want} runs while it ran, ${done0} finished before the interrupt`);
+    streams = 0;
+    await until('the page to say it ended', async () => (await page.getAttribute('#sweep-status', 'data-status')) === 'ended');
+    await page.waitForTimeout(5000); // the stream's retries (2 s apart) and the last fetches fail meanwhile
+    const text = await saysEnded('a page left open', null);
+    check(/server closed/.test(text), 'a page left open does not say that the server closed with its sweep');
+    // again.yaml's grid has 6 points: runs made since the load came by the stream
+    check((await rows()) === 6, `a page left open kept ${await rows()} rows of the grid's 6`);
+    check(streams <= 1, `the page asked its gone server for the stream ${streams} times after the end`);
+    await page.screenshot({ path: `${art}/resumed-ended.png`, fullPage: true });
+    await fits('a page left open', NARROW, 'resumed-ended-420.png');
+    figures(`resumed: the URL sweep resume printed served ${want} runs at load while it ran, ${done0} finished before the interrupt; left open, the page said "${await page.textContent('#live-text')}"`);
   } else if (mode === 'busy') {
     // responsiveness while 64 trials report: timer lag in the page
     await until('64 running', async () => (await page.locator('#runs tbody tr[data-state="running"]').count()) >= 32, 30000);
@@ -127,6 +180,10 @@ try {
     const id = url.split('#/sweep/')[1];
     const want = (await api(`sweeps/${id}/runs`)).runs.length;
     check(n === want, `sweep ui shows ${n} rows of ${want}`);
+    // an ended sweep is not "live": it ended, at the store's time
+    const ended = (await api(`sweeps/${id}`)).sweep;
+    check(ended.state === 'finished' && ended.ended_at > 0, `the sweep is ${ended.state}, ended at ${ended.ended_at}`);
+    await saysEnded('sweep ui of an ended sweep', ended.ended_at);
     // sweep tag and sweep note of run 1 (test_dashboard.sh), in its row
     const labels = await page.$eval(`#runs tr[data-run="${id}-1"] td[data-col="labels"]`,
       (td) => ({ text: td.textContent, title: td.title }));
@@ -145,16 +202,36 @@ try {
     const rep = (await api(`sweeps/${id}`)).report.occupancy;
     check(Math.abs(occ - rep) < 0.02, `the lanes' occupancy ${occ} is not the report's ${rep}`);
     await page.screenshot({ path: `${art}/ended.png`, fullPage: true });
+    await fits('the ended sweep page', NARROW, 'ended-420.png');
+    await page.setViewportSize(WIDE);
     await page.goto(url.replace(/#.*$/, '#/'));
     await page.waitForSelector('#sweeps tbody tr');
     check(await page.locator('#sweeps tbody tr').count() >= 2, 'the list of sweeps');
     await page.screenshot({ path: `${art}/sweeps.png`, fullPage: true });
+    await fits('the list of sweeps', NARROW, 'sweeps-420.png');
+    await page.setViewportSize(WIDE);
     await page.goto(url.replace(/#.*$/, `#/compare/${id}/${other}`));
     await page.waitForSelector('[data-compare]');
     check(await page.locator('[data-compare]').count() === 2, 'two sweeps side by side');
-    await until('curves on both sides', async () => (await page.locator('[data-compare] [data-curve]').count()) > 0);
+    // one chart, one y scale, both sweeps' curves on it
+    const side = (sid) => page.locator(`#cmp-curves [data-curve][data-sweep="${sid}"]`).count();
+    await until('curves of both sweeps', async () => (await side(id)) > 0 && (await side(other)) > 0);
+    const charts = await page.locator('#app svg').count(), yAxes = await page.locator('#cmp-curves [data-axis="y"]').count();
+    const axes = await page.locator('#app svg g.axis').count();
+    check(charts === 1 && yAxes === 1 && axes === 2, `the compare page draws ${charts} charts, ${axes} axes, ${yAxes} y scales`);
+    const drawn = await page.$$eval('#cmp-curves [data-curve]', (t) => t.map((x) => [x.dataset.sweep, x.dataset.curve]));
+    let lo = Infinity, hi = -Infinity;
+    for (const sid of [id, other]) {
+      const ids = drawn.filter((d) => d[0] === sid).map((d) => d[1]);
+      const ser = (await api(`sweeps/${sid}/metrics?runs=${ids.join(',')}`)).series;
+      for (const k of ids) for (const p of ser[k]) if (p[1] != null) { lo = Math.min(lo, p[1]); hi = Math.max(hi, p[1]); }
+    }
+    const ymin = Number(await page.getAttribute('#cmp-curves', 'data-y-min'));
+    const ymax = Number(await page.getAttribute('#cmp-curves', 'data-y-max'));
+    check(ymin <= lo && ymax >= hi, `the shared y scale [${ymin}, ${ymax}] does not hold both sweeps' values [${lo}, ${hi}]`);
     await page.screenshot({ path: `${art}/compare.png`, fullPage: true });
-    figures(`ended: sweep ui shows ${n} rows, a stop mark, the failed run's stderr, GPU lanes; list and compare pages`);
+    await fits('the compare page', NARROW, 'compare-420.png');
+    figures(`ended: sweep ui shows ${n} rows, a stop mark, the failed run's stderr, GPU lanes, ended at the store's time; list and compare pages (one y scale: [${ymin}, ${ymax}]); each page fits 420 px`);
   } else if (mode === 'big') {
     await page.waitForSelector('#sweeps tbody tr');
     const id = (await api('sweeps')).sweeps.find((s) => s.runs >= 10000).id;

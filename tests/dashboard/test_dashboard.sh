@@ -26,8 +26,13 @@ export SWEEP_HOME=$work/home SWEEP_GIT=off
 
 cat >"$work/trial.sh" <<'TRIAL'
 #!/bin/sh
-# loss falls as 1/step toward (x-2)^2; x=9 fails at step 2.
+# loss falls as 1/step toward (x-2)^2; x=9 fails at step 2. With
+# $DASH_GATE set, it first waits (at most 60 s) for that file: the page
+# has loaded, so what it must see happen has not happened yet.
 steps=10 nap=0.4
+if [ -n "${DASH_GATE:-}" ]; then
+  n=0; while [ ! -e "$DASH_GATE" ] && [ "$n" -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+fi
 for a in "$@"; do case "$a" in --x=*) x=${a#--x=};; --steps=*) steps=${a#--steps=};; --sleep=*) nap=${a#--sleep=};; esac; done
 i=0
 while [ "$i" -lt "$steps" ]; do
@@ -62,11 +67,12 @@ url_of() {
 
 echo "== a live sweep"
 # two declared GPUs, two trials on each: the lanes are the devices
-(cd "$work" && exec "$sweep" run live.yaml --gpus 2 --listen 127.0.0.1:0 >"$work/live.out" 2>&1) &
+# the trials wait for the page (DASH_GATE), however slowly chromium starts
+(cd "$work" && DASH_GATE=$work/go exec "$sweep" run live.yaml --gpus 2 --listen 127.0.0.1:0 >"$work/live.out" 2>&1) &
 pids+=($!)
 live_pid=$!
 url=$(url_of "$work/live.out")
-node "$here/dashboard.mjs" live "$url" "$art"
+DASH_GATE=$work/go node "$here/dashboard.mjs" live "$url" "$art"
 wait "$live_pid" || { echo "test_dashboard: sweep run failed" >&2; cat "$work/live.out" >&2; exit 1; }
 sweep_id=$(echo "$url" | sed 's|.*#/sweep/||')
 /usr/bin/python3 - "$SWEEP_HOME/sweep.db" "$sweep_id" "$art/live-states.json" <<'PY'
@@ -137,7 +143,7 @@ kill -INT "$again_pid"
 rc=0; wait "$again_pid" || rc=$?
 [ "$rc" = 130 ] || { echo "test_dashboard: the interrupted sweep exited $rc, not 130" >&2; cat "$work/again.out" >&2; exit 1; }
 grep -q "sweep resume $again_id" "$work/again.out" || { echo "test_dashboard: no resume hint" >&2; cat "$work/again.out" >&2; exit 1; }
-(cd "$work" && exec "$sweep" resume "$again_id" --listen 127.0.0.1:0 >"$work/resume.out" 2>&1) &
+(cd "$work" && DASH_GATE=$work/go2 exec "$sweep" resume "$again_id" --listen 127.0.0.1:0 >"$work/resume.out" 2>&1) &
 pids+=($!)
 resume_pid=$!
 url=$(url_of "$work/resume.out")
@@ -145,7 +151,7 @@ url=$(url_of "$work/resume.out")
 awk '/^dashboard: /{exit 0} !/^sweep /{exit 1}' "$work/resume.out" \
   || { echo "test_dashboard: resume said other things before its dashboard line:" >&2; cat "$work/resume.out" >&2; exit 1; }
 [ "$(echo "$url" | sed 's|.*#/sweep/||')" = "$again_id" ] || { echo "test_dashboard: resume printed $url" >&2; exit 1; }
-node "$here/dashboard.mjs" resumed "$url" "$art"
+DASH_GATE=$work/go2 node "$here/dashboard.mjs" resumed "$url" "$art"
 wait "$resume_pid" || { echo "test_dashboard: sweep resume failed" >&2; cat "$work/resume.out" >&2; exit 1; }
 [ ! -e "$work/early" ] || { echo "test_dashboard: trials started before the URL was said:" >&2; cat "$work/early" >&2; exit 1; }
 

@@ -22,6 +22,7 @@
   var STATES = ["pending", "running", "paused", "finished", "failed", "stopped", "canceled"];
   var MAX_CURVES = 30;
   var state = null;   /* the page's model; null on the list */
+  var compared = null; /* the compare page's sweeps and curves, for a resize */
   var source = null;  /* the EventSource */
   var color = d3.scale.category10();
 
@@ -62,8 +63,15 @@
       return k + "=" + (typeof v === "number" ? num(v) : JSON.stringify(v));
     }).join(" ");
   }
+  /* A request to the API. A server that does not answer (the sweep's
+   * own ends with it) rejects with an error marked .offline, which the
+   * page shows as a state, never as an error message. */
   function get(path) {
-    return fetch(API + path, { credentials: "same-origin" }).then(function (r) {
+    return fetch(API + path, { credentials: "same-origin" }).catch(function () {
+      var e = new Error("the dashboard's server does not answer");
+      e.offline = true;
+      throw e;
+    }).then(function (r) {
       return r.json().then(function (j) {
         if (!r.ok) throw new Error(j.error || r.statusText);
         return j;
@@ -71,9 +79,15 @@
     });
   }
   function now() { return Date.now() / 1000; }
-  function setLive(on, text) {
+  function shortWhen(t) {
+    return new Date(t * 1000).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  }
+  /* The header's mark: kind is on (live), off, or ended; text says it. */
+  function setLive(kind, text, title) {
     var el = $("#live");
-    el.className = "live " + (on ? "on" : "off");
+    el.className = "live " + kind;
+    el.title = title || "";
+    el.hidden = !text;
     $("#live-text").textContent = text;
   }
   function throttle(fn, ms) {
@@ -94,6 +108,7 @@
     var h = location.hash.replace(/^#\/?/, "").split("/");
     closeStream();
     state = null;
+    compared = null;
     if (h[0] === "sweep" && h[1]) return sweepPage(decodeURIComponent(h[1]));
     if (h[0] === "compare" && h[1] && h[2])
       return comparePage(decodeURIComponent(h[1]), decodeURIComponent(h[2]));
@@ -102,19 +117,22 @@
 
   function crumbs(html) { $("#crumbs").innerHTML = html; }
   function fail(err) {
-    $("#app").innerHTML = '<p class="error">' + esc(err.message || err) + "</p>";
+    $("#app").innerHTML = err.offline
+      ? '<p class="muted" id="offline">The dashboard\'s server does not answer. A sweep\'s own server ends with the sweep: ' +
+        "<code>sweep ui</code> serves the pages of sweeps that have ended.</p>"
+      : '<p class="error">' + esc(err.message || err) + "</p>";
   }
 
   /* ---- the list of sweeps ------------------------------------------- */
 
   function listPage() {
     crumbs("sweeps");
-    setLive(false, "");
+    setLive("off", "");
     get("sweeps").then(function (j) {
       var rows = j.sweeps || [];
       var html = '<h2>Sweeps <small>' + rows.length + ' in this home</small></h2>' +
         '<div class="toolbar"><button id="cmp" disabled>compare the two checked</button></div>' +
-        '<table id="sweeps"><thead><tr><th></th><th>sweep</th><th>name</th><th>method</th>' +
+        '<div class="scroll-x"><table id="sweeps"><thead><tr><th></th><th>sweep</th><th>name</th><th>method</th>' +
         '<th>state</th><th>runs</th><th>best</th><th>metric</th><th>created</th></tr></thead><tbody>';
       rows.forEach(function (s) {
         var states = Object.keys(s.states || {}).map(function (k) { return s.states[k] + " " + k; }).join(", ");
@@ -127,7 +145,7 @@
           '<td class="num">' + num(s.best) + "</td><td>" + esc(s.metric) + (s.goal ? " (" + esc(s.goal) + ")" : "") +
           "</td><td>" + when(s.created_at) + "</td></tr>";
       });
-      $("#app").innerHTML = html + "</tbody></table>" +
+      $("#app").innerHTML = html + "</tbody></table></div>" +
         (rows.length ? "" : '<p class="muted">No sweeps yet: <code>sweep run FILE</code> makes one.</p>');
       var boxes = [].slice.call(document.querySelectorAll("#sweeps input"));
       boxes.forEach(function (b) {
@@ -201,12 +219,14 @@
         (res[1].runs || []).forEach(function (r) { upsertRun(m, r); });
         m.seq = Math.min(res[0].seq, res[1].seq);
         m.sort = m.metric ? { key: "value", asc: !m.maximize } : { key: "idx", asc: true };
+        m.ended = m.sweep.state !== "running";
         layout(m);
         renderAll(m);
         loadCurves(m);
         loadGpus(m);
         loadFailures(m);
-        follow(m);
+        showState(m);
+        if (!m.ended) follow(m);   /* an ended sweep's server pushes nothing */
       }).catch(fail);
   }
 
@@ -215,6 +235,7 @@
     $("#app").innerHTML =
       '<h2>Sweep ' + esc(s.id) + (s.name ? " <small>" + esc(s.name) + "</small>" : "") + "</h2>" +
       '<div class="facts" id="facts"></div>' +
+      '<div id="sweep-status"></div>' +
       '<div id="notices"></div>' +
       '<h2>Runs <small id="runs-count"></small></h2>' +
       '<div class="toolbar"><input type="search" id="filter" placeholder="filter: state, id, param=value…">' +
@@ -270,11 +291,70 @@
     var facts = [["state", '<span class="state s-' + esc(s.state) + '" id="sweep-state">' + esc(s.state) + "</span>"],
       ["method", esc(s.method)], ["metric", esc(m.metric ? m.metric + " (" + s.goal + ")" : "none")],
       ["parallel", s.parallel], ["backend", esc(s.backend || "local")], ["git", esc(git)],
-      ["created", when(s.created_at)],
-      ["runs", STATES.filter(function (k) { return c[k]; }).map(function (k) { return c[k] + " " + k; }).join(", ")],
-      ["best", b ? num(b.value) + " (" + esc(b.id) + ")" : ""]];
+      ["created", when(s.created_at)]];
+    if (m.ended && endedAt(m)) facts.push(["ended", when(endedAt(m))]);
+    facts.push(["runs", STATES.filter(function (k) { return c[k]; }).map(function (k) { return c[k] + " " + k; }).join(", ")],
+      ["best", b ? num(b.value) + " (" + esc(b.id) + ")" : ""]);
     if (m.report && m.report.budget_spent != null) facts.push(["budget", Math.round(m.report.budget_spent * 100) + " % spent"]);
     $("#facts").innerHTML = facts.map(function (f) { return "<div><span>" + f[0] + "</span>" + f[1] + "</div>"; }).join("");
+  }
+
+  /* When the sweep ended: the store's time, else the stream's (the
+   * moment it said so), else its last run's end (an interrupted sweep
+   * keeps no end time). */
+  function endedAt(m) {
+    if (m.sweep.ended_at) return m.sweep.ended_at;
+    if (m.endedAt) return m.endedAt;
+    var t = 0;
+    m.order.forEach(function (id) { t = Math.max(t, m.runs[id].ended_at || 0); });
+    return t || null;
+  }
+
+  /* How each end is said: [verb, what to do next]. */
+  var ENDED = {
+    finished: ["finished", ""], canceled: ["was canceled", ""],
+    interrupted: ["was interrupted", "<code>sweep resume ID</code> continues it"],
+    failed: ["failed", "its first runs all failed, or none could start: fix its command, then <code>sweep resume ID</code>"]
+  };
+
+  /* The sweep's state, in the header and above the runs: live, ended
+   * (and when), or a server that does not answer. What the page shows
+   * stays: only this says how current it is. */
+  function showState(m) {
+    var s = m.sweep, box = $("#sweep-status");
+    if (!s || !box) return;
+    if (m.ended) {
+      var t = endedAt(m), said = ENDED[s.state] || [esc(s.state), ""], next = said[1].replace("ID", esc(s.id));
+      setLive("ended", "ended" + (t ? " " + shortWhen(t) : ""), "sweep " + s.id + " " + s.state + (t ? " at " + when(t) : ""));
+      $("#live").setAttribute("data-ended-at", t || "");
+      box.className = "status ended";
+      box.setAttribute("data-status", "ended");
+      box.innerHTML = "This sweep " + said[0] + (t ? " at " + esc(when(t)) + (s.created_at ? " (" + dur(t - s.created_at) + " after it was created)" : "") : "") +
+        (next ? ": " + next : "") + ". " +
+        (m.wasLive ? "Its server closed with it: the page keeps what it last received; <code>sweep ui " + esc(s.id) + "</code> serves it again."
+          : "The page shows the store as it was when it loaded.");
+      return;
+    }
+    $("#live").removeAttribute("data-ended-at");
+    if (m.offline) {
+      setLive("off", "offline", "the sweep's server does not answer");
+      box.className = "status offline";
+      box.setAttribute("data-status", "offline");
+      box.innerHTML = "The sweep's server does not answer (did its <code>sweep run</code> stop?): the page keeps what it last received and tries again.";
+      return;
+    }
+    setLive(m.streaming ? "on" : "off", m.streaming ? "live" : "connecting…", m.streaming ? "updates as the sweep runs" : "");
+    box.className = "status";
+    box.setAttribute("data-status", m.streaming ? "live" : "connecting");
+    box.innerHTML = "";
+  }
+
+  /* A request that failed: a server gone is the page's state, anything
+   * else is said where the request's answer would have been. */
+  function trouble(m, e, el) {
+    if (e.offline) {
+      if (state === m && !m.offline) { m.offline = true; showState(m); }
+    } else if (el) el.textContent = e.message;
   }
 
   /* ---- the runs table ----------------------------------------------- */
@@ -450,7 +530,7 @@
       if (state !== m) return;
       ids.forEach(function (id) { m.series[id] = (j.series || {})[id] || []; });
       drawCurves(m);
-    }).catch(function (e) { $("#curve-note").textContent = e.message; });
+    }).catch(function (e) { trouble(m, e, $("#curve-note")); });
   }
 
   function drawCurves(m) {
@@ -613,7 +693,7 @@
       if (state !== m) return;
       m.gpus = j;
       drawLanes(m);
-    }).catch(function (e) { $("#gpu-note").textContent = e.message; });
+    }).catch(function (e) { trouble(m, e, $("#gpu-note")); });
   }
 
   function drawLanes(m) {
@@ -746,7 +826,8 @@
         if (el) el.textContent = (j.stderr_tail || "").split("\n").slice(-30).join("\n") || "(stderr.log is empty)";
       }).catch(function (e) {
         var el = document.querySelector('[data-failed="' + CSS.escape(r.id) + '"] pre');
-        if (el) el.textContent = e.message;
+        if (el) el.textContent = e.offline ? "(not read: the server closed; sweep ui " + m.id + " shows it)" : e.message;
+        trouble(m, e, null);
       });
     });
   }
@@ -773,17 +854,32 @@
 
   function renderReport(m) { $("#report").innerHTML = figureTable(m.report); }
 
-  var refreshReport = throttle(function () {
+  function refreshNow() {
     var m = state;
     if (!m || !m.sweep) return;
     get("sweeps/" + encodeURIComponent(m.id)).then(function (j) {
       if (state !== m) return;
       m.report = j.report;
-      if (!m.ended) m.sweep.state = j.sweep.state; /* may be older than the stream */
+      if (!m.ended) {   /* an answer may be older than the stream */
+        m.sweep.state = j.sweep.state;
+        m.sweep.ended_at = j.sweep.ended_at;
+        if (j.sweep.state !== "running") ended(m, null);
+      }
       renderReport(m);
       renderFacts(m);
-    }).catch(function () { /* the server went with its sweep */ });
-  }, 3000);
+    }).catch(function (e) { trouble(m, e, null); });
+  }
+  var refreshReport = throttle(refreshNow, 3000);
+
+  /* The sweep ended while the page followed it: said, and what the
+   * server still answers fetched once more (it closes soon after). */
+  function ended(m, t) {
+    m.ended = true;
+    m.wasLive = true;
+    if (t) m.endedAt = t;
+    renderFacts(m);
+    showState(m);
+  }
 
   /* ---- the stream --------------------------------------------------- */
 
@@ -809,10 +905,12 @@
       m.renderLater();
     }, 5000);
     source = new EventSource(API + "events?since=" + (m.seq || 0));
-    source.onopen = function () { m.offline = false; setLive(true, "live"); };
+    source.onopen = function () { m.offline = false; m.streaming = true; showState(m); };
     source.onerror = function () {
+      m.streaming = false;
       m.offline = true;
-      setLive(false, m.sweep && m.sweep.state !== "running" ? "ended" : "reconnecting");
+      if (m.ended) closeStream();   /* its server went with it: no retries */
+      showState(m);
     };
     source.addEventListener("run", function (e) {
       var ev = JSON.parse(e.data);
@@ -840,9 +938,10 @@
       var ev = JSON.parse(e.data);
       if (ev.sweep !== m.id) return;
       m.sweep.state = ev.state;
-      m.ended = ev.state !== "running";
-      renderFacts(m);
-      refreshReport();
+      if (ev.state === "running") return;
+      ended(m, ev.time);
+      refreshNow();
+      loadGpus(m);
     });
     source.addEventListener("notice", function (e) {
       var ev = JSON.parse(e.data);
@@ -858,8 +957,9 @@
 
   function comparePage(a, b) {
     crumbs('<a href="#/">sweeps</a> / compare ' + esc(a) + " and " + esc(b));
-    setLive(false, "");
+    setLive("off", "");
     $("#app").innerHTML = '<p class="muted">loading…</p>';
+    var page = location.hash;
     function one(id) {
       return Promise.all([get("sweeps/" + encodeURIComponent(id)), get("sweeps/" + encodeURIComponent(id) + "/runs")])
         .then(function (r) { return { sweep: r[0].sweep, report: r[0].report, runs: r[1].runs }; });
@@ -873,42 +973,76 @@
           if (!best || (max ? r.value > best.value : r.value < best.value)) best = r;
         });
         s.best = best;
-        html += '<div class="panel" data-compare="' + esc(s.sweep.id) + '"><h2><a href="#/sweep/' + esc(s.sweep.id) + '">' +
+        html += '<div class="panel" data-compare="' + esc(s.sweep.id) + '"><h2><i class="swatch" style="background:' + SIDE[i] + '"></i><a href="#/sweep/' + esc(s.sweep.id) + '">' +
           esc(s.sweep.id) + "</a> <small>" + esc(s.sweep.name || "") + " " + esc(s.sweep.method) + ", " + s.runs.length +
           " runs</small></h2>" + '<div class="facts"><div><span>best</span>' + (best ? num(best.value) + " (" + esc(best.id) + ")" : "–") +
           "</div></div>" + (best ? '<div class="muted params">' + esc(short(best.params)) + "</div>" : "") +
-          figureTable(s.report) + '<svg id="cmp-curves-' + i + '" width="100%" height="240"></svg></div>';
+          figureTable(s.report) + "</div>";
       });
-      $("#app").innerHTML = html + "</div>";
-      two.forEach(function (s, i) {
-        var metric = s.sweep.metric;
-        if (!metric) return;
-        var top = s.runs.filter(function (r) { return r.value != null; }).sort(function (x, y) {
-          return s.sweep.goal === "maximize" ? y.value - x.value : x.value - y.value;
-        }).slice(0, 8).map(function (r) { return r.id; });
-        if (!top.length) return;
-        get("sweeps/" + encodeURIComponent(s.sweep.id) + "/metrics?name=" + encodeURIComponent(metric) + "&runs=" + top.join(","))
-          .then(function (j) { miniCurves("#cmp-curves-" + i, j.series || {}, metric); })
-          .catch(function (e) { d3.select("#cmp-curves-" + i).append("text").attr("x", 10).attr("y", 20).text(e.message); });
-      });
+      $("#app").innerHTML = html + "</div>" +
+        '<div class="panel"><h2>Learning curves <small id="cmp-note"></small></h2>' +
+        '<svg id="cmp-curves" width="100%" height="300"></svg><div class="legend" id="cmp-legend"></div></div>';
+      Promise.all(two.map(bestSeries)).then(function (series) {
+        if (location.hash !== page) return;
+        compared = { two: two, series: series };
+        compareCurves(two, series);
+      }).catch(function (e) { $("#cmp-note").textContent = e.offline ? "the server does not answer" : e.message; });
     }).catch(fail);
   }
 
-  function miniCurves(sel, series, metric) {
-    var svg = d3.select(sel), W = svg.node().clientWidth || 400, H = 240, pad = { l: 50, r: 10, t: 8, b: 24 };
+  /* The curves of a sweep's 8 best runs, of its metric: {run id: points}. */
+  function bestSeries(s) {
+    var metric = s.sweep.metric;
+    if (!metric) return Promise.resolve({});
+    var top = s.runs.filter(function (r) { return r.value != null; }).sort(function (x, y) {
+      return s.sweep.goal === "maximize" ? y.value - x.value : x.value - y.value;
+    }).slice(0, 8).map(function (r) { return r.id; });
+    if (!top.length) return Promise.resolve({});
+    return get("sweeps/" + encodeURIComponent(s.sweep.id) + "/metrics?name=" + encodeURIComponent(metric) + "&runs=" + top.join(","))
+      .then(function (j) { return j.series || {}; });
+  }
+
+  var SIDE = ["#2f6fde", "#d1643b"];
+
+  /* Both sweeps' best curves on one chart: one x and one y scale, so
+   * that a lower curve is a lower value whichever sweep drew it. */
+  function compareCurves(two, series) {
+    var svg = d3.select("#cmp-curves"), W = svg.node().clientWidth || 400, H = 300, pad = { l: 56, r: 12, t: 8, b: 28 };
     var pts = [];
-    Object.keys(series).forEach(function (id) { series[id].forEach(function (p, i) { if (p[1] != null) pts.push([p[0] == null ? i : p[0], p[1]]); }); });
-    if (!pts.length) return;
+    series.forEach(function (ser) {
+      Object.keys(ser).forEach(function (id) { ser[id].forEach(function (p, i) { if (p[1] != null) pts.push([p[0] == null ? i : p[0], p[1]]); }); });
+    });
+    svg.selectAll("*").remove();
+    var metrics = two.map(function (s) { return s.sweep.metric || "no metric"; });
+    var same = metrics[0] === metrics[1];
+    $("#cmp-note").textContent = same ? metrics[0] + " of each sweep's best runs, by step"
+      : metrics[0] + " and " + metrics[1] + " (the sweeps' metrics differ), by step";
+    if (!pts.length) {
+      svg.append("text").attr("x", 20).attr("y", 40).text("no values yet");
+      return;
+    }
     var x = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[0]; })).range([pad.l, W - pad.r]);
     var y = d3.scale.linear().domain(d3.extent(pts, function (p) { return p[1]; })).nice().range([H - pad.b, pad.t]);
-    svg.append("g").attr("class", "axis").attr("transform", "translate(0," + (H - pad.b) + ")").call(d3.svg.axis().scale(x).orient("bottom").ticks(6));
-    svg.append("g").attr("class", "axis").attr("transform", "translate(" + pad.l + ",0)").call(d3.svg.axis().scale(y).orient("left").ticks(5));
-    Object.keys(series).forEach(function (id) {
-      svg.append("path").attr("class", "curve").attr("data-curve", id).style("stroke", color(id))
-        .attr("d", d3.svg.line().defined(function (p) { return p[1] != null; })
-          .x(function (p, i) { return x(p[0] == null ? i : p[0]); }).y(function (p) { return y(p[1]); })(series[id]));
+    svg.attr("data-y-min", y.domain()[0]).attr("data-y-max", y.domain()[1]);
+    svg.append("g").attr("class", "axis").attr("data-axis", "x").attr("transform", "translate(0," + (H - pad.b) + ")")
+      .call(d3.svg.axis().scale(x).orient("bottom").ticks(Math.max(2, Math.floor(W / 80))));
+    svg.append("g").attr("class", "axis").attr("data-axis", "y").attr("transform", "translate(" + pad.l + ",0)")
+      .call(d3.svg.axis().scale(y).orient("left").ticks(6));
+    svg.append("text").attr("x", W - pad.r).attr("y", H - 2).attr("text-anchor", "end").text("step");
+    var line = d3.svg.line().defined(function (p) { return p[1] != null; })
+      .x(function (p, i) { return x(p[0] == null ? i : p[0]); }).y(function (p) { return y(p[1]); });
+    series.forEach(function (ser, i) {
+      var best = two[i].best && two[i].best.id;
+      Object.keys(ser).forEach(function (id) {
+        svg.append("path").attr("class", "curve").attr("data-curve", id).attr("data-sweep", two[i].sweep.id)
+          .style("stroke", SIDE[i]).style("stroke-width", id === best ? 2.4 : 1.2).style("opacity", id === best ? 1 : 0.55)
+          .attr("d", line(ser[id])).append("title").text(id + (id === best ? " (its sweep's best)" : ""));
+      });
     });
-    svg.append("text").attr("x", W - pad.r).attr("y", H - 2).attr("text-anchor", "end").text(metric + " of the best runs, by step");
+    $("#cmp-legend").innerHTML = two.map(function (s, i) {
+      return '<span data-legend="' + esc(s.sweep.id) + '"><i style="background:' + SIDE[i] + '"></i>' + esc(s.sweep.id) +
+        (s.sweep.name ? " " + esc(s.sweep.name) : "") + " · " + esc(metrics[i]) + " (" + Object.keys(series[i]).length + " runs; its best drawn thick)</span>";
+    }).join("");
   }
 
   /* For tests and benchmarks: the table rendered again, in ms until
@@ -928,6 +1062,7 @@
   window.addEventListener("hashchange", route);
   window.addEventListener("resize", throttle(function () {
     if (state && state.sweep) { drawCurves(state); drawBest(state); drawParallel(state); drawLanes(state); }
+    if (compared) compareCurves(compared.two, compared.series);
   }, 200));
   route();
 })();
