@@ -5,7 +5,8 @@
  * EI is computed as log EI (stable where EI underflows, so far-off
  * candidates still rank and gradients do not vanish). The search for its
  * maximum is deliberately broad: 512 scrambled Sobol points over the
- * whole space, 512 perturbations of the best points observed (small and
+ * whole space (or as many as the caller asks), as many perturbations of
+ * the best points observed (small and
  * large steps, a categorical switched now and then), the best few of
  * those polished by projected L-BFGS on the continuous coordinates, then
  * snapped to values that exist and improved one discrete coordinate at a
@@ -21,8 +22,6 @@
 #include "search/sobol.h"
 #include "sweeps/error.h"
 
-#define N_GLOBAL 512
-#define N_NEAR 512
 #define N_REFINE 5
 #define LBFGS_ITERS 40
 #define MOVE_PASSES 3
@@ -119,15 +118,16 @@ double sw_acq__log_ei(const sw_acq *a, const double *z, double *g)
     return le;
 }
 
-/* Scrambled Sobol points over the whole space into z (N_GLOBAL x n). */
-static void global_candidates(const sw_space *sp, sw_rng *r, double *z)
+/* Scrambled Sobol points over the whole space into z (k x n). */
+static void global_candidates(const sw_space *sp, size_t k, sw_rng *r,
+                              double *z)
 {
     sw_sobol *q = sw_malloc(sizeof(*q));
     double u[SW_SOBOL_MAX_DIMS];
     size_t i, j;
 
     sw_sobol__init(q, sp->n, r);
-    for (i = 0; i < N_GLOBAL; i++) {
+    for (i = 0; i < k; i++) {
         sw_sobol__point(q, (uint32_t)i, u);
         for (j = 0; j < sp->n; j++)
             z[i * sp->n + j] = sw_space__from_u(
@@ -136,15 +136,15 @@ static void global_candidates(const sw_space *sp, sw_rng *r, double *z)
     free(q);
 }
 
-/* Perturbations of the points in `near` into z (N_NEAR x n): Gaussian
+/* Perturbations of the points in `near` into z (k x n): Gaussian
  * steps of a random scale on each continuous coordinate, and each
  * categorical switched with probability 1 / n. */
 static void near_candidates(const sw_space *sp, const double *near,
-                            size_t n_near, sw_rng *r, double *z)
+                            size_t n_near, size_t k, sw_rng *r, double *z)
 {
     size_t i, j, n = sp->n;
 
-    for (i = 0; i < N_NEAR; i++) {
+    for (i = 0; i < k; i++) {
         const double *c = &near[sw_rng_below(r, n_near) * n];
         double scale = pow(10.0, -2.5 + 1.8 * sw_rng_uniform(r));
         double *zi = &z[i * n];
@@ -315,15 +315,16 @@ double sw_acq__best_of(const sw_acq *a, const double *z, size_t m,
 double sw_acq__maximize(const sw_acq *a, const double *near, size_t n_near,
                         sw_rng *r, double *z_out)
 {
-    size_t n = a->f->sp->n, m = N_GLOBAL + (n_near ? N_NEAR : 0), i;
+    size_t k = a->candidates ? a->candidates : SW_ACQ_CANDIDATES;
+    size_t n = a->f->sp->n, m = k + (n_near ? k : 0), i;
     double *z = sw_malloc((m * n + n + 1) * sizeof(double));
     double *le = sw_malloc((m + 1) * sizeof(double)), best = -INFINITY;
     double *cand = z + m * n;
     size_t top[N_REFINE];
 
-    global_candidates(a->f->sp, r, z);
+    global_candidates(a->f->sp, k, r, z);
     if (n_near)
-        near_candidates(a->f->sp, near, n_near, r, z + N_GLOBAL * n);
+        near_candidates(a->f->sp, near, n_near, k, r, z + k * n);
     score(a, z, m, le);
     top_k(le, m, top, N_REFINE);
     memcpy(z_out, z + top[0] * n, n * sizeof(*z_out));

@@ -33,7 +33,12 @@ typedef struct {
      * the configurations already tried); NULL: none. */
     bool (*taken)(const void *ctx, const double *z);
     const void *taken_ctx;
+    /* Optional: the Sobol candidates, and as many perturbations of the
+     * best points; 0: SW_ACQ_CANDIDATES. */
+    size_t candidates;
 } sw_acq;
+
+#define SW_ACQ_CANDIDATES 512
 
 /* log EI at point z; when g is not NULL, its gradient in z for the real
  * and int dimensions (0 for categoricals). */

@@ -43,6 +43,40 @@
 #define SN_LO (-13.8) /* log 1e-6 */
 #define SN_HI 0.7
 
+/* Work space that outlives a call: the blocks of a GP's size are past
+ * malloc's mmap threshold, and a block freed and taken again costs a
+ * page fault per page, each suggestion. */
+enum { WS_PREDICT, WS_FIT, WS_SLOTS };
+
+struct sw_gp_scratch {
+    double *p[WS_SLOTS];
+    size_t cap[WS_SLOTS];
+};
+
+/* At least n doubles of gp's work space `slot`. */
+static double *scratch(const sw_gp *gp, int slot, size_t n)
+{
+    struct sw_gp_scratch *ws = gp->ws;
+
+    if (ws->cap[slot] < n) {
+        free(ws->p[slot]);
+        ws->p[slot] = sw_malloc(n * sizeof(double));
+        ws->cap[slot] = n;
+    }
+    return ws->p[slot];
+}
+
+void sw_gp__reset(sw_gp *gp)
+{
+    size_t k;
+
+    for (k = 0; k < gp->n_groups; k++)
+        gp->theta[k] = LS_MU;
+    gp->theta[gp->n_groups] = SF_MU;
+    gp->theta[gp->n_groups + 1] = SN_MU;
+    gp->n = 0;
+}
+
 void sw_gp__init(sw_gp *gp, size_t d, const size_t *group, size_t n_groups)
 {
     size_t k;
@@ -55,10 +89,8 @@ void sw_gp__init(sw_gp *gp, size_t d, const size_t *group, size_t n_groups)
         gp->group[k] = group ? group[k] : k;
     gp->theta = sw_calloc(gp->n_groups + 2, sizeof(*gp->theta));
     gp->inv_ls2 = sw_calloc(d + 1, sizeof(*gp->inv_ls2));
-    for (k = 0; k < gp->n_groups; k++)
-        gp->theta[k] = LS_MU;
-    gp->theta[gp->n_groups] = SF_MU;
-    gp->theta[gp->n_groups + 1] = SN_MU;
+    gp->ws = sw_calloc(1, sizeof(*gp->ws));
+    sw_gp__reset(gp);
 }
 
 void sw_gp__dispose(sw_gp *gp)
@@ -69,6 +101,11 @@ void sw_gp__dispose(sw_gp *gp)
     free(gp->X);
     free(gp->L);
     free(gp->alpha);
+    if (gp->ws) {
+        free(gp->ws->p[WS_PREDICT]);
+        free(gp->ws->p[WS_FIT]);
+    }
+    free(gp->ws);
     memset(gp, 0, sizeof(*gp));
 }
 
@@ -315,12 +352,12 @@ int sw_gp__fit(sw_gp *gp, const double *X, const double *y, size_t n,
         return sw_error_set(SW_ERROR, "too many lengthscales to fit");
     if ((k = sw_lapack__load()) < 0)
         return k;
-    c.K = sw_malloc((n * n + 1) * sizeof(double));
-    c.W = sw_malloc((n * n + 1) * sizeof(double));
-    c.alpha = sw_malloc((n + 1) * sizeof(double));
-    c.T = sw_malloc((pairs * gp->d + 1) * sizeof(double));
-    c.R = sw_malloc((pairs + 1) * sizeof(double));
-    c.E = sw_malloc((pairs + 1) * sizeof(double));
+    c.K = scratch(gp, WS_FIT, 2 * n * n + n + pairs * (gp->d + 2) + 1);
+    c.W = c.K + n * n;
+    c.alpha = c.W + n * n;
+    c.T = c.alpha + n;
+    c.R = c.T + pairs * gp->d;
+    c.E = c.R + pairs;
     differences(&c);
     bounds(gp, lo, hi);
     memcpy(best, gp->theta, m * sizeof(*best));
@@ -337,12 +374,6 @@ int sw_gp__fit(sw_gp *gp, const double *X, const double *y, size_t n,
             memcpy(best, theta, m * sizeof(*best));
         }
     }
-    free(c.K);
-    free(c.W);
-    free(c.alpha);
-    free(c.T);
-    free(c.R);
-    free(c.E);
     set_theta(gp, best);
     return sw_gp__condition(gp, X, y, n);
 }
@@ -356,9 +387,15 @@ int sw_gp__condition(sw_gp *gp, const double *X, const double *y, size_t n)
         return error;
     set_theta(gp, gp->theta);
     gp->n = n;
-    gp->X = sw_realloc(gp->X, (n * gp->d + 1) * sizeof(double));
-    gp->L = sw_realloc(gp->L, (n * n + 1) * sizeof(double));
-    gp->alpha = sw_realloc(gp->alpha, (n + 1) * sizeof(double));
+    if (gp->cap < n) { /* grown only: a fit conditions on fewer, then more */
+        free(gp->X);
+        free(gp->L);
+        free(gp->alpha);
+        gp->X = sw_malloc((n * gp->d + 1) * sizeof(double));
+        gp->L = sw_malloc((n * n + 1) * sizeof(double));
+        gp->alpha = sw_malloc((n + 1) * sizeof(double));
+        gp->cap = n;
+    }
     memcpy(gp->X, X, n * gp->d * sizeof(double));
     if (factor_retry(gp, X, n, gp->L) != 0) {
         gp->n = 0;
@@ -429,7 +466,7 @@ void sw_gp__predict_many(const sw_gp *gp, const double *Xs, size_t m,
 {
     size_t n = gp->n, c, i, j;
     lapack_int ln = (lapack_int)n;
-    double *Ks = sw_malloc((n * CHUNK + 1) * sizeof(double));
+    double *Ks = scratch(gp, WS_PREDICT, n * CHUNK + 1);
 
     for (c = 0; c < m; c += CHUNK) {
         size_t cols = m - c < CHUNK ? m - c : CHUNK;
@@ -455,5 +492,4 @@ void sw_gp__predict_many(const sw_gp *gp, const double *Xs, size_t m,
             var[c + j] = s > 1e-12 ? s : 1e-12;
         }
     }
-    free(Ks);
 }

@@ -24,15 +24,22 @@ typedef struct {
     double *inv_ls2; /* d entries: 1 / lengthscale^2 */
     double sf2, sn2; /* signal and noise variances */
     size_t n;        /* points conditioned on */
+    size_t cap;      /* points X, L and alpha have room for */
     double *X;       /* n x d, row-major */
     double *L;       /* n x n Cholesky factor of K, column-major, lower */
     double *alpha;   /* K^-1 y */
+    struct sw_gp_scratch *ws; /* predictions' work space, kept */
 } sw_gp;
 
 /* A GP over `d` inputs whose lengthscales are group[k] < n_groups (group
  * NULL: one per input). Copies `group`. */
 void sw_gp__init(sw_gp *gp, size_t d, const size_t *group, size_t n_groups);
 void sw_gp__dispose(sw_gp *gp);
+
+/* Puts the hyperparameters back at the prior's centre, keeping the
+ * buffers: a GP reused for the next suggestion fits as a new one does,
+ * without faulting its blocks in again. */
+void sw_gp__reset(sw_gp *gp);
 
 /* Fits the hyperparameters to (X, y), n points, from the prior's centre
  * and `restarts` more starts drawn from `r`, keeping the best; then
@@ -49,7 +56,8 @@ int sw_gp__condition(sw_gp *gp, const double *X, const double *y, size_t n);
 void sw_gp__predict(const sw_gp *gp, const double *x, double *mu, double *var,
                     double *dmu, double *dvar, double *work);
 
-/* The posterior means and variances at the m rows of Xs (m x d). */
+/* The posterior means and variances at the m rows of Xs (m x d). Uses
+ * the GP's kept work space: not for two threads on one GP at once. */
 void sw_gp__predict_many(const sw_gp *gp, const double *Xs, size_t m,
                          double *mu, double *var);
 
