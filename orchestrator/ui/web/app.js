@@ -117,10 +117,11 @@
 
   function crumbs(html) { $("#crumbs").innerHTML = html; }
   function fail(err) {
+    setLive("off", "");
     $("#app").innerHTML = err.offline
       ? '<p class="muted" id="offline">The dashboard\'s server does not answer. A sweep\'s own server ends with the sweep: ' +
         "<code>sweep ui</code> serves the pages of sweeps that have ended.</p>"
-      : '<p class="error">' + esc(err.message || err) + "</p>";
+      : '<p class="error">' + esc(err.message || err) + '</p><p><a href="#/">the list of sweeps</a></p>';
   }
 
   /* ---- the list of sweeps ------------------------------------------- */
@@ -204,6 +205,7 @@
   function sweepPage(id) {
     var m = state = newModel(id);
     crumbs('<a href="#/">sweeps</a> / ' + esc(id));
+    setLive("off", "");
     $("#app").innerHTML = '<p class="muted">loading ' + esc(id) + "…</p>";
     Promise.all([get("sweeps/" + encodeURIComponent(id)),
                  get("sweeps/" + encodeURIComponent(id) + "/runs"),
@@ -212,6 +214,7 @@
         if (state !== m) return;
         m.sweep = res[0].sweep;
         m.report = res[0].report;
+        m.reportAt = now();
         m.metric = m.sweep.metric;
         m.maximize = m.sweep.goal === "maximize";
         m.curveMetric = m.metric || (res[2].names || [])[0] || null;
@@ -253,7 +256,7 @@
       '<div class="panel"><h2>GPUs over time <small id="gpu-note"></small></h2><svg id="lanes" width="100%" height="120"></svg></div>' +
       "</div>" +
       '<div class="grid"><div class="panel"><h2>Failed runs <small id="fail-count"></small></h2><div id="failures"></div></div>' +
-      '<div class="panel"><h2>Report <small>as sweep report computes it</small></h2><div id="report"></div></div></div>';
+      '<div class="panel"><h2>Report <small id="report-note">as sweep report computes it</small></h2><div id="report"></div></div></div>';
     $("#filter").oninput = function () { m.filter = this.value; m.rowsDirty = true; renderRows(m); };
     $("#curve-x").onchange = function () { m.xBy = this.value; drawCurves(m); };
     $("#curve-y").onchange = function () { m.yLog = this.value === "log"; drawCurves(m); };
@@ -353,7 +356,7 @@
    * else is said where the request's answer would have been. */
   function trouble(m, e, el) {
     if (e.offline) {
-      if (state === m && !m.offline) { m.offline = true; showState(m); }
+      if (state === m && !m.offline) { m.offline = true; showState(m); renderReport(m); }
     } else if (el) el.textContent = e.message;
   }
 
@@ -634,7 +637,7 @@
       return Object.keys(vals).length > 1;
     });
     if (m.metric) keys.push("\u2192 " + m.metric);
-    var W = wrap.clientWidth || 500, H = 300, pad = { l: 30, r: 60, t: 18, b: 10 };
+    var W = wrap.clientWidth || 500, H = 300, pad = { l: 48, r: 60, t: 18, b: 10 };   /* room for "0.0018" */
     wrap.style.height = H + "px";
     wrap.innerHTML = "";
     if (keys.length < 2) {
@@ -852,7 +855,13 @@
     }).join("") + "</table>";
   }
 
-  function renderReport(m) { $("#report").innerHTML = figureTable(m.report); }
+  /* The report as the server last computed it; once the sweep's server
+   * has gone, as of when (a later `sweep ui` has its final figures). */
+  function renderReport(m) {
+    $("#report").innerHTML = figureTable(m.report);
+    $("#report-note").textContent = "as sweep report computes it" +
+      (m.wasLive && m.offline && m.reportAt ? ", as of " + new Date(m.reportAt * 1000).toLocaleTimeString() : "");
+  }
 
   function refreshNow() {
     var m = state;
@@ -860,6 +869,7 @@
     get("sweeps/" + encodeURIComponent(m.id)).then(function (j) {
       if (state !== m) return;
       m.report = j.report;
+      m.reportAt = now();
       if (!m.ended) {   /* an answer may be older than the stream */
         m.sweep.state = j.sweep.state;
         m.sweep.ended_at = j.sweep.ended_at;
@@ -911,6 +921,7 @@
       m.offline = true;
       if (m.ended) closeStream();   /* its server went with it: no retries */
       showState(m);
+      renderReport(m);
     };
     source.addEventListener("run", function (e) {
       var ev = JSON.parse(e.data);
