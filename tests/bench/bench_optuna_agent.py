@@ -14,7 +14,10 @@ loss after each.
   objective)` with its default long-lived workers, the script timed from
   its start (its own imports included).
 
-The three sides run interleaved, REPEATS times (3). Prints, in one run:
+With BENCH_ONCE=1, a fourth side: sweep.run(..., workers=False), a
+process per trial, as sweep.run was before it used workers.
+
+The sides run interleaved, REPEATS times (3). Prints, in one run:
 each side's median wall time, its best validation loss, the
 trials pruned or stopped, and the ratio. Not a test: nothing is asserted.
 
@@ -136,7 +139,8 @@ def objective(config):
 
 if __name__ == "__main__":
     sweep.run(json.loads(os.environ["BENCH_CONFIG"]), objective,
-              sweep_bin=os.environ["BENCH_SWEEP"], quiet=True)
+              sweep_bin=os.environ["BENCH_SWEEP"], quiet=True,
+              workers=os.environ["BENCH_WORKERS"] == "1")
 """
 
 CONFIG = {
@@ -177,8 +181,9 @@ def optuna_side(d, epochs):
 
 def sweep_side(binary, d, epochs, how):
     """how: "agent" (`sweep run` of a sweep file whose program calls
-    sweep.agent) or "run" (a script calling sweep.run(config, objective),
-    timed from the script's start)."""
+    sweep.agent), "run" (a script calling sweep.run(config, objective),
+    timed from the script's start) or "once" (the same, workers=False: a
+    process per trial)."""
     with open(os.path.join(d, "worker.py"), "w") as f:
         f.write(WORKER % PACKAGE)
     with open(os.path.join(d, "driver.py"), "w") as f:
@@ -189,7 +194,8 @@ def sweep_side(binary, d, epochs, how):
     shutil.rmtree(home, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWEEP_")}
     env.update(SWEEP_HOME=home, SWEEP_GIT="off", BENCH_EPOCHS=str(epochs),
-               BENCH_CONFIG=json.dumps(CONFIG), BENCH_SWEEP=binary)
+               BENCH_CONFIG=json.dumps(CONFIG), BENCH_SWEEP=binary,
+               BENCH_WORKERS="0" if how == "once" else "1")
     argv = ([binary, "run", "study.yaml", "--quiet"] if how == "agent"
             else [sys.executable, "driver.py"])
     t = time.monotonic()
@@ -221,16 +227,19 @@ def main():
     binary = os.path.abspath(binary)
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    once = os.environ.get("BENCH_ONCE") == "1"
     d = tempfile.mkdtemp(prefix="bench-optuna-agent-")
-    sides = {"optuna": [], "agent": [], "run": []}
+    sides = {"optuna": [], "agent": [], "run": [], "once": []}
     try:
         for i in range(repeats):  # interleaved: the load hits each alike
             sides["optuna"].append(optuna_side(d, epochs))
-            sides["agent"].append(sweep_side(binary, d, epochs, "agent"))
-            sides["run"].append(sweep_side(binary, d, epochs, "run"))
+            for how in ("agent", "run") + (("once",) if once else ()):
+                sides[how].append(sweep_side(binary, d, epochs, how))
             print("repeat %d: Optuna %.1f s, sweep.agent %.1f s, sweep.run "
-                  "%.1f s" % (i + 1, sides["optuna"][i][0],
-                              sides["agent"][i][0], sides["run"][i][0]),
+                  "%.1f s%s" % (i + 1, sides["optuna"][i][0],
+                                sides["agent"][i][0], sides["run"][i][0],
+                                ", sweep.run(workers=False) %.1f s"
+                                % sides["once"][i][0] if once else ""),
                   flush=True)
     finally:
         shutil.rmtree(d)
@@ -244,7 +253,10 @@ def main():
     print("  Optuna in-process (reference)  %6.1f s  best val_loss %.4f  "
           "%4.1f pruned" % (ow, med("optuna", 1), med("optuna", 2)))
     for side, label in (("agent", "sweep, sweep.agent          "),
-                        ("run", "sweep, sweep.run(objective) ")):
+                        ("run", "sweep, sweep.run(objective) "),
+                        ("once", "sweep.run(workers=False)    ")):
+        if not sides[side]:
+            continue
         sw = med(side, 0)
         print("  %s   %6.1f s  best val_loss %.4f  %4.1f stopped  %d worker "
               "process(es)  (%.2fx Optuna's time)"
