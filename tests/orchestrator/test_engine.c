@@ -348,7 +348,7 @@ static void test_timeout_with_exit_0_is_a_failure(void **state)
     f->plan = (fake_plan){
         false, 100, 0, false, 0, "@metrics {\"loss\": 0.5}\n", false, false};
     start_sweep(f, ONE "timeout: 5\nmetric: {name: loss}\n", 0);
-    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(drive(f), SW_ERROR); /* its only run failed */
     sw_run_rec r = get_run(f, 1);
     assert_string_equal(sw_run_state_name(r.state), "failed");
     assert_string_equal(r.reason, "timeout after 5s");
@@ -370,7 +370,7 @@ static void test_sigkill_after_the_grace_period(void **state)
     f->plan = (fake_plan){false, -1,   0,     false,
                           -1,    NULL, false, false}; /* ignores TERM */
     start_sweep(f, ONE "timeout: 5\n", 3);
-    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(drive(f), SW_ERROR); /* its only run failed */
     key = sw_aprintf("%s-1", f->e->sweep.id);
     j = fake_executor_job(f->fx, key);
     free(key);
@@ -587,7 +587,7 @@ static void test_always_lost_fails_in_the_end(void **state)
     f->plan = (fake_plan){false, 1, 0, true, 0, NULL, false, false};
     f->second = f->plan;
     start_sweep(f, ONE, 0);
-    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(drive(f), SW_ERROR); /* its only run failed */
     sw_run_rec r = get_run(f, 1);
     assert_string_equal(sw_run_state_name(r.state), "failed");
     assert_string_equal(r.reason, "lost 4 times: fake: its supervisor died");
@@ -779,7 +779,7 @@ static void test_resume_keeps_timeouts(void **state)
     f->plan.runtime = 100;
     crash_midway_with(f, "timeout: 7\n");
     resume(f);
-    assert_int_equal(drive(f), SW_OK);
+    assert_int_equal(drive(f), SW_ERROR); /* its only run failed */
     r = get_run(f, 1);
     assert_string_equal(sw_run_state_name(r.state), "failed");
     assert_string_equal(r.reason, "timeout after 7s");
