@@ -588,11 +588,19 @@ int sw_engine__serve(sw_engine *e);
 /* A long-lived worker's next run: answers the slot's held request with
  * `json` (a whole body: {"run": ...} or {"run": null}), and flushes. */
 void sw_engine__answer_next(sw_engine *e, sw_slot *s, const char *json);
-/* lifecycle.c: the answer to a worker's request for its next run that
+/* The answer to a worker's request for its next run that
  * names b's run, again, with a new token (the answer that had b's was
  * lost in a kill), as the engine that committed b gave it; the caller
  * frees it. NULL when no token can be made. */
 char *sw_engine__next_run_again(sw_engine *e, sw_slot *b);
+/* On a worker thread: the attempt's new metrics token, written to its
+ * run folder with where it reports. */
+int sw_engine__new_token(const sw_engine *e, sw_slot *s);
+/* The environment the trial contract gives the attempt in `s`; the
+ * caller frees it (sw_command_free). */
+char **sw_engine__attempt_env(sw_engine *e, sw_slot *s);
+/* A worker's answer naming `s`'s run with `env`; the caller frees it. */
+char *sw_engine__next_run_json(const sw_slot *s, char **env);
 void sw_engine__grant(sw_engine *e, sw_slot *s);
 void sw_engine__revoke(sw_engine *e, sw_slot *s);
 char *sw_engine__metrics_url(const sw_engine *e, const sw_slot *s);

@@ -264,40 +264,6 @@ static char **launch_argv(const char *argv_json)
 
 static int on_started(sw_engine *e, sw_slot *s, const char *handle);
 
-/* The answer to a worker's request for its next run: the run, and the
- * environment the trial contract gives it (docs/clients.md). */
-static char *next_run_json(const sw_slot *s, char **env)
-{
-    sw_buf b = SW_BUF_INIT;
-    char *out = sw_aprintf("%s/stdout.log", s->run_dir);
-    char *err = sw_aprintf("%s/stderr.log", s->run_dir);
-    char *eq;
-    size_t i;
-
-    sw_buf_puts(&b, "{\"run\": {\"id\": ");
-    sw_json_write_string(&b, s->rec.id);
-    sw_buf_printf(&b, ", \"attempt\": %lld, \"params\": %s, ",
-                  (long long)s->rec.attempts, s->rec.params);
-    sw_buf_printf(&b, "\"stdout\": ");
-    sw_json_write_string(&b, out);
-    sw_buf_puts(&b, ", \"stderr\": ");
-    sw_json_write_string(&b, err);
-    sw_buf_puts(&b, ", \"env\": {");
-    for (i = 0; env[i]; i++) {
-        eq = strchr(env[i], '=');
-        *eq = '\0';
-        sw_buf_puts(&b, i ? ", " : "");
-        sw_json_write_string(&b, env[i]);
-        sw_buf_puts(&b, ": ");
-        sw_json_write_string(&b, eq + 1);
-        *eq = '=';
-    }
-    sw_buf_puts(&b, "}}}");
-    free(out);
-    free(err);
-    return sw_buf_detach(&b);
-}
-
 /* <run dir>/asked_from names the run a worker asked from for the run
  * handed to it, so the resumed sweep can answer that request again;
  * best effort (without it, the resumed sweep refuses the request). */
@@ -309,39 +275,6 @@ static void asked_file(const sw_slot *s)
     if (!from || sw_contract_write_file(path, from) != SW_OK)
         unlink(path);
     free(path);
-}
-
-/* The environment the trial contract gives the attempt in `s`. */
-static char **attempt_env(sw_engine *e, sw_slot *s)
-{
-    char *url = sw_engine__metrics_url(e, s);
-    sw_contract c = {e->home,
-                     e->sweep.id,
-                     s->rec.id,
-                     s->rec.attempts,
-                     url,
-                     s->token,
-                     sw_engine__gpus_visible(e, s),
-                     s->target};
-    char **env = sw_contract_env(&c);
-
-    free(url);
-    return env;
-}
-
-static int new_token(const sw_engine *e, sw_slot *s);
-
-char *sw_engine__next_run_again(sw_engine *e, sw_slot *b)
-{
-    char **env, *json;
-
-    if (new_token(e, b) != SW_OK)
-        return NULL;
-    sw_engine__grant(e, b);
-    env = attempt_env(e, b);
-    json = next_run_json(b, env);
-    sw_command_free(env);
-    return json;
 }
 
 /* The attempt in `s` starts in the waiting worker's process: recorded
@@ -368,7 +301,7 @@ static int launch_in_worker(sw_engine *e, sw_slot *s, char **env, char **answer)
         error = end_handed(e, s);
     if (error)
         return error;
-    *answer = next_run_json(s, env);
+    *answer = sw_engine__next_run_json(s, env);
     return SW_OK;
 }
 
@@ -496,29 +429,6 @@ static int launch_attempt(sw_engine *e, sw_slot *s, int prepared,
     return error;
 }
 
-/* On a worker thread: the next attempt's metrics token, and where it
- * reports (the server's address never changes while it runs). */
-static int new_token(const sw_engine *e, sw_slot *s)
-{
-    char token[SW_CONTRACT_TOKEN_LEN + 1], *url, *path;
-    int error;
-
-    free(s->token);
-    s->token = NULL;
-    if (!e->server)
-        return SW_OK;
-    if ((error = sw_contract_new_token(token)) != SW_OK ||
-        (error = sw_contract_write_token(s->run_dir, token)) != SW_OK)
-        return error;
-    s->token = sw_strdup(token);
-    url = sw_engine__metrics_url(e, s);
-    path = sw_aprintf("%s/metrics_url", s->run_dir);
-    error = sw_contract_write_file(path, url);
-    free(path);
-    free(url);
-    return error;
-}
-
 /* Whether a run's folder gets its checkpoint/: always for real; in a
  * simulation only under a rule that pauses (promotion ASHA, PBT), where
  * the simulator keeps there the step a paused run trained to. A surrogate
@@ -544,7 +454,7 @@ static void capture_run(sw_engine_work *w)
     c->error =
         sw_contract_prepare(s->run_dir, s->rec.params, needs_checkpoint(c->e));
     if (!c->error)
-        c->error = new_token(c->e, s);
+        c->error = sw_engine__new_token(c->e, s);
     c->message = c->error ? sw_strdup(sw_error_last()) : NULL;
 }
 

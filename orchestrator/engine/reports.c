@@ -18,6 +18,8 @@
 #include "orchestrator/engine/engine_internal.h"
 #include "orchestrator/metrics_server.h"
 #include "orchestrator/ui/site.h"
+#include "sweeps/command.h"
+#include "sweeps/json.h"
 
 /* ---- the server ----------------------------------------------------- */
 
@@ -60,6 +62,94 @@ void sw_engine__revoke(sw_engine *e, sw_slot *s)
 {
     if (e->server && s->token)
         sw_metrics_server_revoke(e->server, s->rec.id);
+}
+
+/* On a worker thread: the next attempt's metrics token, and where it
+ * reports (the server's address never changes while it runs). */
+int sw_engine__new_token(const sw_engine *e, sw_slot *s)
+{
+    char token[SW_CONTRACT_TOKEN_LEN + 1], *url, *path;
+    int error;
+
+    free(s->token);
+    s->token = NULL;
+    if (!e->server)
+        return SW_OK;
+    if ((error = sw_contract_new_token(token)) != SW_OK ||
+        (error = sw_contract_write_token(s->run_dir, token)) != SW_OK)
+        return error;
+    s->token = sw_strdup(token);
+    url = sw_engine__metrics_url(e, s);
+    path = sw_aprintf("%s/metrics_url", s->run_dir);
+    error = sw_contract_write_file(path, url);
+    free(path);
+    free(url);
+    return error;
+}
+
+/* The answer to a worker's request for its next run: the run, and the
+ * environment the trial contract gives it (docs/clients.md). */
+char *sw_engine__next_run_json(const sw_slot *s, char **env)
+{
+    sw_buf b = SW_BUF_INIT;
+    char *out = sw_aprintf("%s/stdout.log", s->run_dir);
+    char *err = sw_aprintf("%s/stderr.log", s->run_dir);
+    char *eq;
+    size_t i;
+
+    sw_buf_puts(&b, "{\"run\": {\"id\": ");
+    sw_json_write_string(&b, s->rec.id);
+    sw_buf_printf(&b, ", \"attempt\": %lld, \"params\": %s, ",
+                  (long long)s->rec.attempts, s->rec.params);
+    sw_buf_printf(&b, "\"stdout\": ");
+    sw_json_write_string(&b, out);
+    sw_buf_puts(&b, ", \"stderr\": ");
+    sw_json_write_string(&b, err);
+    sw_buf_puts(&b, ", \"env\": {");
+    for (i = 0; env[i]; i++) {
+        eq = strchr(env[i], '=');
+        *eq = '\0';
+        sw_buf_puts(&b, i ? ", " : "");
+        sw_json_write_string(&b, env[i]);
+        sw_buf_puts(&b, ": ");
+        sw_json_write_string(&b, eq + 1);
+        *eq = '=';
+    }
+    sw_buf_puts(&b, "}}}");
+    free(out);
+    free(err);
+    return sw_buf_detach(&b);
+}
+
+/* The environment the trial contract gives the attempt in `s`. */
+char **sw_engine__attempt_env(sw_engine *e, sw_slot *s)
+{
+    char *url = sw_engine__metrics_url(e, s);
+    sw_contract c = {e->home,
+                     e->sweep.id,
+                     s->rec.id,
+                     s->rec.attempts,
+                     url,
+                     s->token,
+                     sw_engine__gpus_visible(e, s),
+                     s->target};
+    char **env = sw_contract_env(&c);
+
+    free(url);
+    return env;
+}
+
+char *sw_engine__next_run_again(sw_engine *e, sw_slot *b)
+{
+    char **env, *json;
+
+    if (sw_engine__new_token(e, b) != SW_OK)
+        return NULL;
+    sw_engine__grant(e, b);
+    env = sw_engine__attempt_env(e, b);
+    json = sw_engine__next_run_json(b, env);
+    sw_command_free(env);
+    return json;
 }
 
 /* An adopted attempt keeps its token, which only its trial has: its
