@@ -321,7 +321,8 @@ static void test_impossible_requests_are_refused(void **state)
                                "--slurm-arg=--partition=short",
                                "--slurm-arg=--time=5",
                                NULL};
-    assert_int_equal(sw_h_run(&h, run_short, NULL), 0);
+    /* its only run failed: the sweep fails too */
+    assert_int_equal(sw_h_run(&h, run_short, NULL), 1);
     assert_int_equal(sw_h_count(&h, "select count(*) from runs where state "
                                     "= 'failed'"),
                      1);
